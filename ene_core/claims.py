@@ -1,0 +1,158 @@
+"""Deterministic sentence-level claim splitting, with character spans that tile the answer.
+
+The segmenter is pysbd (rule-based "Golden Rules" segmentation, pure Python, no model): it already
+handles abbreviations (Dr., U.S., St.), decimals (3.5), initials (J. R. R. Tolkien) and ``e.g.``.
+On top of it this module adds what pysbd does not know about RAG answers: line breaks and list
+items are hard boundaries, inline citation markers (``[1]``, ``[2, 3]``) are stripped from the
+claim text and kept as ``cited`` indices, and sentences that state nothing checkable (questions,
+refusals, headings, "Sources:" lines) are kept as non-claims.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Literal
+
+SegmentKind = Literal["claim", "question", "refusal", "heading", "citation", "filler"]
+
+_CITATION = re.compile(r"\s*\[(\d+(?:\s*[,;\u2013-]\s*\d+)*)\]")
+_BULLET = re.compile(r"^\s*(?:[-*\u2022\u2023\u25e6+]|\d{1,3}[.)])\s+")
+_HEADING = re.compile(r"^\s*(?:#{1,6}\s|\*\*[^*]+\*\*:?\s*$|[^.!?]{1,60}:\s*$)")
+_REFUSAL = re.compile(
+    r"\b(?:(?:the\s+)?(?:provided\s+)?(?:documents?|context|sources?|passages?|information|"
+    r"texts?)\s+(?:provided\s+)?(?:do(?:es)?\s+not|don't|doesn't)\s+"
+    r"(?:say|mention|contain|specify|state|include|provide|cover|address)"
+    r"|i\s+(?:do\s+not|don't|cannot|can't)\s+(?:know|find|answer|tell|determine)"
+    r"|(?:not|no)\s+enough\s+(?:information|context)"
+    r"|(?:cannot|can't|unable\s+to)\s+(?:be\s+)?(?:answer|determine|determined|find|found))",
+    re.IGNORECASE,
+)
+_SOURCES = re.compile(r"^(?:sources?|references?|citations?)\s*:", re.IGNORECASE)
+_WORD = re.compile(r"\w", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One sentence: ``answer[start:end]`` is its raw text (trailing space included)."""
+
+    text: str
+    start: int
+    end: int
+    kind: SegmentKind
+    cited: tuple[int, ...] = field(default=())
+
+    @property
+    def checkable(self) -> bool:
+        return self.kind == "claim"
+
+
+@lru_cache(maxsize=1)
+def _segmenter():  # type: ignore[no-untyped-def]
+    import pysbd
+
+    return pysbd.Segmenter(language="en", clean=False)
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """Sentence spans ``(start, end)`` that tile ``text``; lines are hard boundaries."""
+    spans: list[tuple[int, int]] = []
+    for line_start, line_end in _lines(text):
+        line = text[line_start:line_end]
+        if not line.strip():
+            spans.append((line_start, line_end))
+            continue
+        cursor = 0
+        for sentence in _segmenter().segment(line):
+            found = line.find(sentence.strip(), cursor) if sentence.strip() else -1
+            if found < 0:
+                continue
+            end = found + len(sentence.strip())
+            spans.append((line_start + cursor, line_start + end))
+            cursor = end
+        if cursor < len(line):
+            spans.append((line_start + cursor, line_end))
+    return _absorb_blank(text, spans)
+
+
+def split_claims(answer: str) -> list[Segment]:
+    """Split ``answer`` into segments whose spans tile it exactly, in order.
+
+    Whitespace-only stretches are absorbed into the preceding segment, so
+    ``"".join(answer[s.start:s.end] for s in segments) == answer`` always holds
+    (an answer with no visible text has no segments).
+    """
+    segments: list[Segment] = []
+    for start, end in _merge_citation_tails(answer, split_sentences(answer)):
+        raw = answer[start:end]
+        line_start = start == 0 or answer[start - 1] in "\n\r\u2028\u2029"
+        text, cited = _strip_citations(_BULLET.sub("", raw, count=1) if line_start else raw)
+        segments.append(Segment(text, start, end, _kind(raw, text), cited))
+    return segments
+
+
+def _lines(text: str) -> list[tuple[int, int]]:
+    spans, start = [], 0
+    for match in re.finditer(r"\r\n|[\n\r\u2028\u2029]", text):
+        spans.append((start, match.end()))
+        start = match.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    return spans
+
+
+def _absorb_blank(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Glue whitespace-only spans onto their neighbour so every span has visible text."""
+    merged: list[tuple[int, int]] = []
+    pending_start: int | None = None
+    for start, end in spans:
+        if not text[start:end].strip():
+            if merged:
+                merged[-1] = (merged[-1][0], end)
+            elif pending_start is None:
+                pending_start = start
+            continue
+        if pending_start is not None:
+            start, pending_start = pending_start, None
+        merged.append((start, end))
+    return merged
+
+
+def _merge_citation_tails(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """A span that is only citation markers (``It rose. [2]``) belongs to the sentence before it."""
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        is_tail = not _CITATION.sub("", text[start:end]).strip()
+        same_line = merged and "\n" not in text[merged[-1][0] : start].rstrip(" \t")[-1:]
+        if merged and is_tail and same_line:
+            merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _strip_citations(text: str) -> tuple[str, tuple[int, ...]]:
+    cited: list[int] = []
+    for match in _CITATION.finditer(text):
+        for part in re.split(r"\s*[,;]\s*", match.group(1)):
+            bounds = re.split(r"\s*[\u2013-]\s*", part)
+            lo, hi = int(bounds[0]), int(bounds[-1])
+            cited.extend(range(lo, min(hi, lo + 50) + 1) if hi >= lo else [lo])
+    stripped = _CITATION.sub("", text).strip()
+    stripped = re.sub(r"\s+([.,;:!?])", r"\1", stripped)
+    return stripped, tuple(dict.fromkeys(cited))
+
+
+def _kind(raw: str, text: str) -> SegmentKind:
+    if not text:
+        return "citation"
+    if len(text.split()) < 2 or not _WORD.search(text):
+        return "filler"
+    if _HEADING.match(raw.strip("\r\n")) or _SOURCES.match(text):
+        return "heading"
+    if text.rstrip().endswith("?"):
+        return "question"
+    if _REFUSAL.search(text):
+        return "refusal"
+    return "claim"

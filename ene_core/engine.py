@@ -1,0 +1,554 @@
+"""The necessity engine: claims -> baseline support -> leave-one-out -> ENG.
+
+Each request is evaluated by a *plan*: a generator that yields the (premise, claim) checks it
+needs next and receives their scores. A driver runs many plans in lock-step and sends every
+check of every plan through the oracle in one batch per step, after de-duplication and the
+score cache. ``evaluate`` drives one plan, ``evaluate_many`` many, and the shared worker
+(``submit`` / ``aevaluate``) whatever concurrent callers handed it within a few milliseconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Generator, Iterable, Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from .batcher import MicroBatcher, Overflow
+from .claims import Segment, split_claims
+from .contexts import Context, to_contexts
+from .errors import InvalidInputError, OracleError
+from .graph import (
+    Claim,
+    ContextNode,
+    Counts,
+    EvidenceNecessityGraph,
+    RunStats,
+    Verifier,
+)
+from .oracle import Scores, SupportOracle, decide
+from .premise import EvidenceIndex, Premise, PremisePacker
+
+Check = tuple[Premise, str]
+Plan = Generator[list[Check], list[Scores], EvidenceNecessityGraph]
+
+
+@dataclass(frozen=True)
+class Request:
+    """One evaluation: an answer, its contexts and (optionally) the question."""
+
+    answer: str
+    contexts: tuple[Context, ...]
+    question: str | None = None
+    id: str | None = None
+
+    @classmethod
+    def build(
+        cls, answer: Any, contexts: Iterable[Any] | None, question: Any = None, id: Any = None
+    ) -> Request:
+        if not isinstance(answer, str):
+            raise InvalidInputError(f"answer must be a str, got {type(answer).__name__}")
+        if question is not None and not isinstance(question, str):
+            raise InvalidInputError(
+                f"question must be a str or None, got {type(question).__name__}"
+            )
+        return cls(answer, tuple(to_contexts(contexts)), question, None if id is None else str(id))
+
+    @classmethod
+    def from_mapping(cls, item: Mapping[str, Any] | Request) -> Request:
+        if isinstance(item, Request):
+            return item
+        if not isinstance(item, Mapping) or "answer" not in item:
+            raise InvalidInputError("each request needs an 'answer' (and usually 'contexts')")
+        return cls.build(item["answer"], item.get("contexts"), item.get("question"), item.get("id"))
+
+
+@dataclass
+class _Tally:
+    checks: int = 0
+    forward: int = 0
+    hits: int = 0
+    empty: int = 0
+    truncated: int = 0
+    started: float = field(default_factory=time.perf_counter)
+
+
+class ScoreCache:
+    """LRU of oracle scores keyed by (model, premise, hypothesis). Bounded; oldest evicted first."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._data: OrderedDict[tuple[str, str, str], Scores] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str, str]) -> Scores | None:
+        with self._lock:
+            value = self._data.get(key)
+            if value is not None:
+                self._data.move_to_end(key)
+            return value
+
+    def put(self, key: tuple[str, str, str], value: Scores) -> None:
+        if self.size <= 0:
+            return
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            while len(self._data) > self.size:
+                self._data.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+class NecessityEngine:
+    """Counterfactual necessity of every context for every claim of an answer.
+
+    >>> engine = NecessityEngine(oracle=NLIOracle("path/or/id"), threshold=0.5)
+    >>> eng = engine.evaluate(answer, contexts, question=None)
+    """
+
+    def __init__(
+        self,
+        oracle: SupportOracle | None = None,
+        threshold: float | None = None,
+        *,
+        packer: PremisePacker | None = None,
+        support_matrix: bool = False,
+        cache_size: int = 65_536,
+        max_wait_ms: float = 5.0,
+        max_queue: int = 1024,
+        max_batch_requests: int = 64,
+        overflow: Overflow = "block",
+    ) -> None:
+        if oracle is None:
+            from .oracle import NLIOracle
+
+            oracle = NLIOracle()
+        self.oracle = oracle
+        resolved = threshold if threshold is not None else oracle.default_threshold
+        self.threshold = 0.5 if resolved is None else float(resolved)
+        if not 0.0 < self.threshold <= 1.0:
+            raise InvalidInputError(f"threshold must be in (0, 1], got {self.threshold}")
+        self.packer = packer or PremisePacker()
+        self.support_matrix = support_matrix
+        self.cache = ScoreCache(cache_size)
+        self._batcher = MicroBatcher(
+            self._run,
+            max_wait_s=max_wait_ms / 1000,
+            max_queue=max_queue,
+            max_batch=max_batch_requests,
+            overflow=overflow,
+        )
+
+    # -- public API ------------------------------------------------------------------------
+    def evaluate(
+        self,
+        answer: str,
+        contexts: Iterable[Any] | None,
+        question: str | None = None,
+        *,
+        id: str | None = None,
+    ) -> EvidenceNecessityGraph:
+        """Evaluate one answer in the calling thread."""
+        outcome = self._run([Request.build(answer, contexts, question, id)])[0]
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    def evaluate_many(
+        self, requests: Iterable[Mapping[str, Any] | Request]
+    ) -> list[EvidenceNecessityGraph]:
+        """Evaluate many requests with all their checks batched together; order is kept."""
+        outcomes = self._run([Request.from_mapping(r) for r in requests])
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+        return outcomes  # type: ignore[return-value]
+
+    def submit(
+        self,
+        answer: str,
+        contexts: Iterable[Any] | None,
+        question: str | None = None,
+        *,
+        id: str | None = None,
+    ) -> Future[EvidenceNecessityGraph]:
+        """Hand a request to the shared worker; it is micro-batched with concurrent callers."""
+        try:
+            request = Request.build(answer, contexts, question, id)
+        except InvalidInputError as exc:
+            failed: Future[EvidenceNecessityGraph] = Future()
+            failed.set_exception(exc)
+            return failed
+        return self._batcher.submit(request)
+
+    async def aevaluate(
+        self,
+        answer: str,
+        contexts: Iterable[Any] | None,
+        question: str | None = None,
+        *,
+        id: str | None = None,
+    ) -> EvidenceNecessityGraph:
+        """Like ``evaluate`` without blocking the event loop (goes through the shared worker)."""
+        if self._batcher.overflow == "block":
+            future = await asyncio.to_thread(self.submit, answer, contexts, question, id=id)
+        else:
+            future = self.submit(answer, contexts, question, id=id)
+        return await asyncio.wrap_future(future)
+
+    @property
+    def worker_stats(self) -> dict[str, int]:
+        """Counters of the shared worker: submitted, completed, failed, rejected, batches."""
+        return self._batcher.stats()
+
+    def close(self) -> None:
+        """Stop the shared worker; pending requests fail with ``EngineClosedError``."""
+        self._batcher.close()
+
+    # -- the driver --------------------------------------------------------------------------
+    def _run(self, requests: Sequence[Request]) -> list[EvidenceNecessityGraph | BaseException]:
+        outcomes: list[EvidenceNecessityGraph | BaseException | None] = [None] * len(requests)
+        tallies = [_Tally() for _ in requests]
+        plans: dict[int, Plan] = {}
+        asks: dict[int, list[Check]] = {}
+        for i, request in enumerate(requests):
+            try:
+                plans[i] = self._plan(request, tallies[i])
+                asks[i] = next(plans[i])
+            except StopIteration as done:
+                outcomes[i] = done.value
+            except Exception as exc:
+                outcomes[i] = exc
+        while asks:
+            try:
+                answers = self._score_round(asks, tallies)
+            except Exception as exc:
+                error = (
+                    exc if isinstance(exc, OracleError) else OracleError(f"oracle failed: {exc!r}")
+                )
+                for i in asks:
+                    outcomes[i] = error
+                break
+            next_asks: dict[int, list[Check]] = {}
+            for i, scores in answers.items():
+                try:
+                    next_asks[i] = plans[i].send(scores)
+                except StopIteration as done:
+                    outcomes[i] = done.value
+                except Exception as exc:
+                    outcomes[i] = exc
+            asks = next_asks
+        return [o if o is not None else OracleError("evaluation did not finish") for o in outcomes]
+
+    def _score_round(
+        self, asks: Mapping[int, list[Check]], tallies: list[_Tally]
+    ) -> dict[int, list[Scores]]:
+        """Score every check of this round: empty premises and cache first, the rest batched."""
+        model = self.oracle.name
+        todo: dict[tuple[str, str, str], None] = {}
+        for i, checks in asks.items():
+            tally = tallies[i]
+            tally.checks += len(checks)
+            for premise, claim in checks:
+                key = (model, premise.text, claim)
+                if not premise.text:
+                    tally.empty += 1
+                elif key in todo or self.cache.get(key) is not None:
+                    tally.hits += 1
+                else:
+                    todo[key] = None
+                    tally.forward += 1
+        pending = list(todo)
+        if pending:
+            scores = self.oracle.score([(p, h) for _, p, h in pending])
+            if len(scores) != len(pending):
+                raise OracleError(f"oracle returned {len(scores)} scores for {len(pending)} pairs")
+            fresh = {}
+            for key, value in zip(pending, scores, strict=True):
+                _validate(value)
+                fresh[key] = value
+                self.cache.put(key, value)
+        else:
+            fresh = {}
+        empty = Scores(0.0, 0.0)
+        results: dict[int, list[Scores]] = {}
+        for i, checks in asks.items():
+            row = []
+            for premise, claim in checks:
+                key = (model, premise.text, claim)
+                value = empty if not premise.text else fresh.get(key) or self.cache.get(key)
+                if value is None:  # evicted between lookup and use: tiny cache under load
+                    value = self.oracle.score([(premise.text, claim)])[0]
+                row.append(value)
+                tallies[i].truncated += value.truncated
+            results[i] = row
+        return results
+
+    # -- the plan (the semantics) -------------------------------------------------------------
+    def _plan(self, request: Request, tally: _Tally) -> Plan:
+        segments = split_claims(request.answer)
+        n = len(request.contexts)
+        index = self.packer.index([c.text for c in request.contexts])
+        claims = [k for k, s in enumerate(segments) if s.checkable]
+        everything = range(n)
+
+        def check(k: int, keep: Iterable[int] | None) -> Check:
+            return index.premise(segments[k].text, None if keep is None else set(keep)), segments[
+                k
+            ].text
+
+        base = yield [check(k, None) for k in claims] if claims else []
+        baseline = dict(zip(claims, base, strict=True))
+        verdicts = {k: decide(baseline[k], self.threshold) for k in claims}
+        supported = [k for k in claims if verdicts[k] == "supported"]
+
+        loo_checks = [
+            check(k, (j for j in everything if j != i)) for k in supported for i in everything
+        ]
+        loo = yield loo_checks if loo_checks else []
+        without = {k: loo[s * n : (s + 1) * n] for s, k in enumerate(supported)}
+        necessary = {
+            k: [i for i in everything if decide(without[k][i], self.threshold) != "supported"]
+            for k in supported
+        }
+
+        single: dict[int, list[Scores]] = {}
+        wanted = claims if self.support_matrix else []
+        if wanted and n:
+            flat = yield [check(k, (i,)) for k in wanted for i in everything]
+            single = {k: flat[s * n : (s + 1) * n] for s, k in enumerate(wanted)}
+
+        kept = yield from self._minimal_set(index, segments, supported, necessary, single, n)
+        return self._graph(
+            request, segments, index, baseline, verdicts, without, necessary, single, kept, tally
+        )
+
+    def _minimal_set(
+        self,
+        index: EvidenceIndex,
+        segments: list[Segment],
+        supported: list[int],
+        necessary: dict[int, list[int]],
+        single: dict[int, list[Scores]],
+        n: int,
+    ) -> Generator[list[Check], list[Scores], list[int]]:
+        """Union of necessary contexts, grown greedily until every supported claim holds,
+        then pruned of the contexts it added, last added first."""
+        kept = sorted({i for k in supported for i in necessary[k]})
+        added: list[int] = []
+
+        def failing(keep: list[int]) -> Generator[list[Check], list[Scores], list[int]]:
+            checks = [
+                (index.premise(segments[k].text, set(keep)), segments[k].text) for k in supported
+            ]
+            scores = yield checks
+            return [
+                k
+                for k, s in zip(supported, scores, strict=True)
+                if decide(s, self.threshold) != "supported"
+            ]
+
+        while supported and len(kept) < n:
+            broken = yield from failing(kept)
+            if not broken:
+                break
+            k = broken[0]
+            if k not in single:
+                single[k] = yield [
+                    (index.premise(segments[k].text, {i}), segments[k].text) for i in range(n)
+                ]
+            candidates = [i for i in range(n) if i not in kept]
+            best = max(candidates, key=lambda i: (single[k][i].entail, -i))
+            kept.append(best)
+            added.append(best)
+        for i in reversed(added):
+            trial = [j for j in kept if j != i]
+            if not (yield from failing(trial)):
+                kept = trial
+        return sorted(kept)
+
+    def _graph(
+        self,
+        request: Request,
+        segments: list[Segment],
+        index: EvidenceIndex,
+        baseline: dict[int, Scores],
+        verdicts: dict[int, str],
+        without: dict[int, list[Scores]],
+        necessary: dict[int, list[int]],
+        single: dict[int, list[Scores]],
+        kept: list[int],
+        tally: _Tally,
+    ) -> EvidenceNecessityGraph:
+        n = len(request.contexts)
+        claims: list[Claim] = []
+        drops = [0.0] * n
+        for k, seg in enumerate(segments):
+            if k not in verdicts:
+                claims.append(
+                    Claim(
+                        index=k,
+                        text=seg.text,
+                        span=(seg.start, seg.end),
+                        kind=seg.kind,
+                        cited=list(seg.cited),
+                    )
+                )
+                continue
+            status = verdicts[k]
+            loo = without.get(k)
+            if loo is not None:
+                for i, s in enumerate(loo):
+                    drops[i] += max(0.0, baseline[k].entail - s.entail)
+            row = [s.entail for s in single[k]] if self.support_matrix and k in single else None
+            claims.append(
+                Claim(
+                    index=k,
+                    text=seg.text,
+                    span=(seg.start, seg.end),
+                    kind=seg.kind,
+                    cited=list(seg.cited),
+                    status=status,  # type: ignore[arg-type]
+                    classification=_classify(status, necessary.get(k, [])),
+                    p_entail=baseline[k].entail,
+                    p_contra=baseline[k].contra,
+                    necessary=necessary.get(k, []),
+                    p_entail_without=[s.entail for s in loo] if loo is not None else None,
+                    support_row=row,
+                    uncertainty=(1.0 - sum(row) / len(row)) if row else None,
+                    premise_truncated=baseline[k].truncated,
+                )
+            )
+        total_drop = sum(drops)
+        counter = getattr(self.oracle, "count_tokens", None)
+        tokens = [counter(c.text) if counter else len(c.text.split()) for c in request.contexts]
+        used = set(kept)
+        contexts = [
+            ContextNode(
+                index=i,
+                id=c.id,
+                text=c.text,
+                metadata=_jsonable(c.metadata),
+                tokens=tokens[i],
+                used=i in used,
+                necessary_for=[k for k, need in necessary.items() if i in need],
+                necessity_score=drops[i] / total_drop if total_drop > 0 else 0.0,
+            )
+            for i, c in enumerate(request.contexts)
+        ]
+        return EvidenceNecessityGraph(
+            id=request.id,
+            question=request.question,
+            answer=request.answer,
+            claims=claims,
+            contexts=contexts,
+            minimal_sufficient_set=kept,
+            verifier=Verifier(
+                model=self.oracle.name,
+                revision=self.oracle.revision,
+                threshold=self.threshold,
+                packing=self.packer.describe(),
+            ),
+            counts=_counts(claims, contexts),
+            stats=RunStats(
+                oracle_checks=tally.checks,
+                forward_pairs=tally.forward,
+                cache_hits=tally.hits,
+                empty_premises=tally.empty,
+                truncated_premises=tally.truncated,
+                duration_ms=round((time.perf_counter() - tally.started) * 1000, 3),
+            ),
+            warnings=_warnings(request, segments),
+        )
+
+
+def _classify(status: str, necessary: list[int]) -> Any:
+    if status != "supported":
+        return status
+    return {0: "robust", 1: "fragile"}.get(len(necessary), "joint")
+
+
+def _counts(claims: list[Claim], contexts: list[ContextNode]) -> Counts:
+    checkable = [c for c in claims if c.checkable]
+
+    def count(attr: str, value: str) -> int:
+        return sum(getattr(c, attr) == value for c in checkable)
+
+    used = [c for c in contexts if c.used]
+    return Counts(
+        claims=len(claims),
+        checkable_claims=len(checkable),
+        supported=count("status", "supported"),
+        contradicted=count("status", "contradicted"),
+        unsupported=count("status", "unsupported"),
+        fragile=count("classification", "fragile"),
+        joint=count("classification", "joint"),
+        robust=count("classification", "robust"),
+        contexts=len(contexts),
+        contexts_used=len(used),
+        contexts_unused=len(contexts) - len(used),
+        tokens_kept=sum(c.tokens for c in used),
+        tokens_saved=sum(c.tokens for c in contexts if not c.used),
+    )
+
+
+def _warnings(request: Request, segments: list[Segment]) -> list[str]:
+    warnings = []
+    if not request.answer.strip():
+        warnings.append("answer is empty: there is nothing to verify")
+    elif not any(s.checkable for s in segments):
+        warnings.append("answer has no checkable claims (only questions, refusals or headings)")
+    if not request.contexts:
+        warnings.append("no contexts: every claim is unsupported")
+    ids = [c.id for c in request.contexts]
+    if len(set(ids)) != len(ids):
+        warnings.append("duplicate context ids: refer to contexts by index")
+    return warnings
+
+
+def _validate(scores: Scores) -> None:
+    for value in (scores.entail, scores.contra):
+        if not isinstance(value, float) or not 0.0 <= value <= 1.0:
+            raise OracleError(f"oracle returned a non-probability: {scores!r}")
+    if scores.entail + scores.contra > 1.0 + 1e-6:
+        raise OracleError(f"entailment + contradiction exceed 1: {scores!r}")
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+_default: NecessityEngine | None = None
+_default_lock = threading.Lock()
+
+
+def default_engine(**kwargs: Any) -> NecessityEngine:
+    """The one shared engine of this process, created on first use with the default verifier.
+
+    Keyword arguments configure it on first use only; later calls return the same engine.
+    """
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = NecessityEngine(**kwargs)
+        return _default
+
+
+def set_default_engine(engine: NecessityEngine | None) -> NecessityEngine | None:
+    """Replace the shared engine (e.g. with one on another model); returns the previous one."""
+    global _default
+    with _default_lock:
+        previous, _default = _default, engine
+        return previous

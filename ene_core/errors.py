@@ -1,0 +1,39 @@
+"""Typed errors. Each message says what went wrong and what to do about it."""
+
+from __future__ import annotations
+
+
+class EneError(Exception):
+    """Base class of every error ENE raises on purpose."""
+
+
+class InvalidInputError(EneError, ValueError):
+    """An answer or context that ENE cannot evaluate (wrong type, missing text)."""
+
+
+class ModelNotFoundError(EneError, FileNotFoundError):
+    """The verifier model is not available locally. ENE never downloads weights at run time."""
+
+
+class LabelMappingError(EneError, ValueError):
+    """The model's ``config.id2label`` cannot be mapped to entailment / neutral / contradiction."""
+
+
+class OracleError(EneError, RuntimeError):
+    """The support oracle failed or returned something that is not a probability."""
+
+
+class ENGFormatError(EneError, ValueError):
+    """Text that is not a valid Evidence Necessity Graph."""
+
+
+class ENGVersionError(ENGFormatError):
+    """An ENG written by a newer, incompatible ENE (its schema major version is higher)."""
+
+
+class EngineOverloadedError(EneError, RuntimeError):
+    """The shared engine's queue is full and its overflow policy is ``"reject"``."""
+
+
+class EngineClosedError(EneError, RuntimeError):
+    """The engine was closed; create a new one (or call ``default_engine()`` again)."""

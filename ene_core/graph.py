@@ -1,0 +1,182 @@
+"""The Evidence Necessity Graph (ENG): a versioned, lossless JSON artifact.
+
+Nodes are the answer's claims and the retrieved contexts; a necessity edge ``claim -> context``
+exists iff removing the context makes the claim unsupported (``claim.necessary``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import ENGFormatError, ENGVersionError
+
+SCHEMA_VERSION = "1.0"
+
+Status = Literal["supported", "contradicted", "unsupported"]
+Classification = Literal["unsupported", "contradicted", "fragile", "joint", "robust"]
+ClaimKind = Literal["claim", "question", "refusal", "heading", "citation", "filler"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Claim(_Model):
+    """One sentence of the answer. Non-claims (``kind != "claim"``) are kept but not verified."""
+
+    index: int
+    text: str = Field(description="Claim text with citation markers and list bullets removed.")
+    span: tuple[int, int] = Field(description="[start, end) character offsets into the answer.")
+    kind: ClaimKind = "claim"
+    cited: list[int] = Field(default_factory=list, description="Inline citation numbers, e.g. [2].")
+    status: Status | None = None
+    classification: Classification | None = None
+    p_entail: float | None = None
+    p_contra: float | None = None
+    necessary: list[int] = Field(
+        default_factory=list, description="Indices of contexts whose removal unsupports the claim."
+    )
+    p_entail_without: list[float] | None = Field(
+        default=None, description="Entailment with each context left out (supported claims only)."
+    )
+    support_row: list[float] | None = Field(
+        default=None, description="Single-context entailment per context (support-matrix flag)."
+    )
+    uncertainty: float | None = Field(
+        default=None, description="U(c) = 1 - mean single-context entailment (support-matrix flag)."
+    )
+    premise_truncated: bool = False
+
+    @property
+    def checkable(self) -> bool:
+        return self.kind == "claim"
+
+
+class ContextNode(_Model):
+    index: int
+    id: str
+    text: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    tokens: int = Field(description="Length in the verifier's tokens (words without a tokenizer).")
+    used: bool = Field(description="In the minimal sufficient set: keep it when pruning.")
+    necessary_for: list[int] = Field(default_factory=list, description="Claims that need it.")
+    necessity_score: float = Field(
+        description="Nec(d) = max(0, dy_del(d)) / sum_d' max(0, dy_del(d')), dy = entailment drop."
+    )
+
+
+class Verifier(_Model):
+    model: str
+    revision: str | None = None
+    threshold: float
+    packing: dict[str, Any] = Field(default_factory=dict)
+
+
+class Counts(_Model):
+    claims: int
+    checkable_claims: int
+    supported: int
+    contradicted: int
+    unsupported: int
+    fragile: int
+    joint: int
+    robust: int
+    contexts: int
+    contexts_used: int
+    contexts_unused: int
+    tokens_kept: int
+    tokens_saved: int
+
+
+class RunStats(_Model):
+    """How the graph was computed. Varies with cache state and timing, never with verdicts."""
+
+    oracle_checks: int = Field(description="Logical (claim, premise) checks the semantics needed.")
+    forward_pairs: int = Field(description="Pairs this request actually sent through the model.")
+    cache_hits: int = Field(description="Checks answered by the cache or an identical premise.")
+    empty_premises: int = Field(description="Checks with no evidence left (no model call).")
+    truncated_premises: int = 0
+    duration_ms: float = 0.0
+
+
+class EvidenceNecessityGraph(_Model):
+    schema_version: str = SCHEMA_VERSION
+    id: str | None = None
+    question: str | None = None
+    answer: str
+    claims: list[Claim]
+    contexts: list[ContextNode]
+    minimal_sufficient_set: list[int] = Field(
+        description="Contexts that together support every supported claim (pruning keeps these)."
+    )
+    verifier: Verifier
+    counts: Counts
+    stats: RunStats
+    warnings: list[str] = Field(default_factory=list)
+
+    # -- views -----------------------------------------------------------------------------
+    @property
+    def edges(self) -> list[tuple[int, int]]:
+        """Necessity edges as ``(claim index, context index)`` pairs."""
+        return [(c.index, j) for c in self.claims for j in c.necessary]
+
+    @property
+    def unsupported_claims(self) -> list[Claim]:
+        return [c for c in self.claims if c.status in ("unsupported", "contradicted")]
+
+    @property
+    def fragile_claims(self) -> list[Claim]:
+        return [c for c in self.claims if c.classification == "fragile"]
+
+    @property
+    def unused_contexts(self) -> list[ContextNode]:
+        return [c for c in self.contexts if not c.used]
+
+    def verdicts(self) -> dict[str, Any]:
+        """Everything but ``stats``: equal for equal inputs and model (the determinism contract)."""
+        return self.model_dump(mode="json", exclude={"stats"})
+
+    # -- serialisation ----------------------------------------------------------------------
+    def to_json(self, *, indent: int | None = None) -> str:
+        return self.model_dump_json(indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> EvidenceNecessityGraph:
+        """Parse an ENG; raises :class:`ENGFormatError` / :class:`ENGVersionError` saying why."""
+        try:
+            data = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as exc:
+            raise ENGFormatError(f"not ENG JSON: {exc}") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> EvidenceNecessityGraph:
+        if not isinstance(data, dict):
+            raise ENGFormatError(f"an ENG is a JSON object, got {type(data).__name__}")
+        version = data.get("schema_version")
+        if not isinstance(version, str) or not version.split(".")[0].isdigit():
+            raise ENGFormatError(f"missing or invalid 'schema_version': {version!r}")
+        if int(version.split(".")[0]) > int(SCHEMA_VERSION.split(".")[0]):
+            raise ENGVersionError(
+                f"ENG schema {version} is newer than this ENE reads ({SCHEMA_VERSION}): "
+                "upgrade ene to load it"
+            )
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
+                for err in exc.errors()[:5]
+            )
+            raise ENGFormatError(
+                f"invalid ENG ({exc.error_count()} problems): {problems}"
+            ) from None
+
+    @classmethod
+    def json_schema(cls) -> dict[str, Any]:
+        schema = cls.model_json_schema()
+        schema["$id"] = f"https://ene.dev/schema/eng-{SCHEMA_VERSION}.json"
+        return schema

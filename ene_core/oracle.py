@@ -1,0 +1,256 @@
+"""Support oracles: score (premise, hypothesis) pairs with entailment/contradiction probabilities.
+
+:class:`NLIOracle` runs any Hugging Face sequence-classification NLI model through
+``transformers`` + ``torch`` (imported lazily, so ``import ene_core`` needs neither).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from .errors import LabelMappingError, ModelNotFoundError, OracleError
+
+Verdict = Literal["supported", "contradicted", "unsupported"]
+
+DEFAULT_MODEL_DIR = Path(__file__).parent / "models" / "ene-nli-mini"
+
+_ENTAIL = {"entailment", "entail", "entails", "entailed", "yes", "supported", "support"}
+_NEUTRAL = {"neutral", "unknown", "undetermined", "unsupported"}
+_CONTRA = {"contradiction", "contradict", "contradicts", "contradicted", "no", "refuted"}
+_NOT_ENTAIL = {
+    "not_entailment",
+    "non_entailment",
+    "not_entailed",
+    "not entailment",
+    "no_entailment",
+}
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Probabilities for one pair; ``neutral = 1 - entail - contra``."""
+
+    entail: float
+    contra: float
+    truncated: bool = False
+
+
+def decide(scores: Scores, threshold: float) -> Verdict:
+    """Fail-closed decision rule: unsure means unsupported."""
+    if scores.entail >= threshold and scores.entail > scores.contra:
+        return "supported"
+    if scores.contra >= threshold and scores.contra > scores.entail:
+        return "contradicted"
+    return "unsupported"
+
+
+@runtime_checkable
+class SupportOracle(Protocol):
+    """What the engine needs from a verifier. Implementations must be thread-safe."""
+
+    name: str
+    revision: str | None
+    default_threshold: float | None
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> list[Scores]:
+        """Probabilities for each ``(premise, hypothesis)``, in order, independent of batching."""
+        ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+
+def label_indices(id2label: dict[Any, str]) -> tuple[int, int | None]:
+    """``(entailment index, contradiction index or None)`` from a model's ``id2label``."""
+    entail = contra = None
+    normalised = {
+        int(i): str(label).strip().lower().replace("-", "_") for i, label in id2label.items()
+    }
+    for i, label in normalised.items():
+        if label in _ENTAIL:
+            entail = i
+        elif label in _CONTRA:
+            contra = i
+    known = _ENTAIL | _NEUTRAL | _CONTRA | _NOT_ENTAIL
+    if entail is None or any(label not in known for label in normalised.values()):
+        raise LabelMappingError(
+            f"cannot map config.id2label {id2label!r} to entailment/neutral/contradiction: "
+            "set it in the model's config.json, e.g. "
+            '{"0": "entailment", "1": "neutral", "2": "contradiction"}'
+        )
+    if len(normalised) == 3 and contra is None:
+        raise LabelMappingError(f"3-way model without a contradiction label: {id2label!r}")
+    return entail, contra
+
+
+class NLIOracle:
+    """A Hugging Face NLI cross-encoder, batched, on GPU when there is one.
+
+    >>> oracle = NLIOracle()                       # the embedded default verifier, offline
+    >>> oracle = NLIOracle("path/to/model", device="cuda")
+
+    Batching: pairs are tokenized alone, padded to a length bucket (a multiple of 16 tokens) and
+    run in fixed-size row groups, so every forward pass a pair takes part in has a shape that
+    depends only on that pair. Rows do not interact, so a pair's probabilities are bitwise the
+    same whatever else is in the batch (the determinism guarantee).
+    """
+
+    def __init__(
+        self,
+        model: str | Path | None = None,
+        *,
+        device: str | None = None,
+        dtype: str | None = None,
+        max_length: int | None = None,
+        batch_size: int | None = None,
+        max_batch_tokens: int = 8192,
+    ) -> None:
+        try:
+            import torch
+            from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ModelNotFoundError(
+                f"NLIOracle needs torch and transformers ({exc.name} is missing): "
+                "pip install 'ene[nli]'"
+            ) from None
+        self._torch = torch
+        path = _resolve(model)
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+            self.model = AutoModelForSequenceClassification.from_pretrained(
+                str(path), local_files_only=True
+            )
+        except OSError as exc:
+            raise ModelNotFoundError(
+                f"could not load an NLI model from {str(model or path)!r} without the network "
+                f"({exc}); ENE never downloads at run time: pass NLIOracle(model=LOCAL_PATH)"
+            ) from None
+        self.tokenizer.model_max_length = 1 << 30  # we truncate ourselves, and record it
+        config = self.model.config
+        self.entail_index, self.contra_index = label_indices(config.id2label)
+        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.dtype = _pick_dtype(torch, self.device, dtype)
+        self.model.to(device=self.device, dtype=self.dtype).eval()
+        limit = getattr(config, "max_position_embeddings", 512) or 512
+        self.max_length = int(
+            max_length or getattr(config, "ene_max_length", None) or min(limit, 512)
+        )
+        self.batch_size = batch_size or (64 if self.device.type == "cuda" else 32)
+        self.max_batch_tokens = max_batch_tokens
+        self.name = "ene-nli-mini" if model is None else str(model)
+        self.revision = getattr(config, "_commit_hash", None) or _fingerprint(path)
+        threshold = getattr(config, "ene_threshold", None)
+        self.default_threshold = float(threshold) if threshold is not None else None
+        self._lock = threading.Lock()
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> list[Scores]:
+        if not pairs:
+            return []
+        premises, hypotheses = [p for p, _ in pairs], [h for _, h in pairs]
+        encoded = dict(self.tokenizer(premises, hypotheses, truncation=False))
+        too_long = [i for i, row in enumerate(encoded["input_ids"]) if len(row) > self.max_length]
+        if too_long:
+            cut = self.tokenizer(
+                [premises[i] for i in too_long],
+                [hypotheses[i] for i in too_long],
+                truncation="only_first",
+                max_length=self.max_length,
+            )
+            for key in encoded:
+                for j, i in enumerate(too_long):
+                    encoded[key][i] = cut[key][j]
+        ids: list[list[int]] = encoded["input_ids"]
+        types: list[list[int]] | None = encoded.get("token_type_ids")
+        buckets: dict[int, list[int]] = {}
+        for i, row in enumerate(ids):
+            buckets.setdefault(min(_round_up(len(row), 16), self.max_length), []).append(i)
+        probs: list[tuple[float, float]] = [(0.0, 0.0)] * len(pairs)
+        too_long_set = set(too_long)
+        with self._lock, self._torch.inference_mode():
+            for length in sorted(buckets):
+                rows = max(1, min(self.batch_size, self.max_batch_tokens // length))
+                members = buckets[length]
+                for start in range(0, len(members), rows):
+                    group = members[start : start + rows]
+                    out = self._forward(
+                        [ids[i] for i in group], types and [types[i] for i in group], length, rows
+                    )
+                    for i, p in zip(group, out, strict=True):
+                        probs[i] = p
+        return [Scores(e, c, truncated=i in too_long_set) for i, (e, c) in enumerate(probs)]
+
+    def _forward(
+        self, ids: list[list[int]], types: list[list[int]] | None, length: int, rows: int
+    ) -> list[tuple[float, float]]:
+        torch = self._torch
+        pad = self.tokenizer.pad_token_id or 0
+        input_ids = torch.full((rows, length), pad, dtype=torch.long)
+        mask = torch.zeros((rows, length), dtype=torch.long)
+        token_types = torch.zeros((rows, length), dtype=torch.long)
+        for r in range(rows):
+            src = min(r, len(ids) - 1)  # filler rows repeat the last real row
+            n = len(ids[src])
+            input_ids[r, :n] = torch.tensor(ids[src])
+            mask[r, :n] = 1
+            if types is not None:
+                token_types[r, :n] = torch.tensor(types[src])
+        inputs = {"input_ids": input_ids, "attention_mask": mask}
+        if types is not None:
+            inputs["token_type_ids"] = token_types
+        logits = self.model(**{k: v.to(self.device) for k, v in inputs.items()}).logits
+        probs = logits.float().softmax(dim=-1)[: len(ids)].cpu()
+        if not torch.isfinite(probs).all():
+            raise OracleError(f"model {self.name!r} produced non-finite probabilities")
+        entail = probs[:, self.entail_index].tolist()
+        contra = (
+            probs[:, self.contra_index].tolist()
+            if self.contra_index is not None
+            else [0.0] * len(ids)
+        )
+        return list(zip(entail, contra, strict=True))
+
+
+def _resolve(model: str | Path | None) -> Path | str:
+    if model is None:
+        if not (DEFAULT_MODEL_DIR / "config.json").exists():
+            raise ModelNotFoundError(
+                f"the embedded default verifier is not installed at {DEFAULT_MODEL_DIR}: "
+                "pass a local NLI model, NLIOracle(model='path/to/model')"
+            )
+        return DEFAULT_MODEL_DIR
+    path = Path(model).expanduser()
+    if path.exists():
+        if not (path / "config.json").exists():
+            raise ModelNotFoundError(f"{path} has no config.json: is it a Hugging Face model dir?")
+        return path
+    return str(model)  # a hub id: only usable if it is already in the local HF cache
+
+
+def _pick_dtype(torch: Any, device: Any, dtype: str | None) -> Any:
+    if dtype is not None:
+        return getattr(torch, dtype)
+    if device.type == "cuda":
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return torch.float32
+
+
+def _fingerprint(path: Path | str) -> str | None:
+    weights = sorted(Path(path).glob("*.safetensors")) if isinstance(path, Path) else []
+    if not weights:
+        return None
+    digest = hashlib.sha256()
+    for file in weights:
+        digest.update(file.read_bytes())
+    return "sha256:" + digest.hexdigest()[:16]
+
+
+def _round_up(n: int, multiple: int) -> int:
+    return int(math.ceil(n / multiple) * multiple)
