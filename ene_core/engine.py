@@ -161,14 +161,22 @@ class NecessityEngine:
         return outcome
 
     def evaluate_many(
-        self, requests: Iterable[Mapping[str, Any] | Request]
-    ) -> list[EvidenceNecessityGraph]:
-        """Evaluate many requests with all their checks batched together; order is kept."""
+        self,
+        requests: Iterable[Mapping[str, Any] | Request],
+        *,
+        return_exceptions: bool = False,
+    ) -> list[Any]:
+        """Evaluate many requests with all their checks batched together; order is kept.
+
+        With ``return_exceptions=True`` a failed request yields its exception in place of a
+        graph instead of raising (like ``asyncio.gather``).
+        """
         outcomes = self._run([Request.from_mapping(r) for r in requests])
-        for outcome in outcomes:
-            if isinstance(outcome, BaseException):
-                raise outcome
-        return outcomes  # type: ignore[return-value]
+        if not return_exceptions:
+            for outcome in outcomes:
+                if isinstance(outcome, BaseException):
+                    raise outcome
+        return outcomes
 
     def submit(
         self,
