@@ -93,8 +93,9 @@ def eval_lines(
             flush()
     if pending:
         flush()
+    lead = "\r" if errors.isatty() else ""
     print(
-        f"{'\r' if errors.isatty() else ''}ene eval: {counts['ok']} evaluated, {counts['failed']} failed, "
+        f"{lead}ene eval: {counts['ok']} evaluated, {counts['failed']} failed, "
         f"{counts['bad_lines']} bad lines",
         file=errors,
     )
