@@ -53,9 +53,10 @@ def eval_lines(
     *,
     on_error: str = "skip",
     chunk: int = 32,
-    errors: IO[str] = sys.stderr,
+    errors: IO[str] | None = None,
 ) -> dict[str, int]:
     """Evaluate a JSONL stream into ENG JSONL, ``chunk`` requests per engine batch, in order."""
+    errors = errors or sys.stderr
     counts = {"ok": 0, "failed": 0, "bad_lines": 0}
     started = time.monotonic()
     pending: list[tuple[int, Request | str]] = []

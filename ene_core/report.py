@@ -1,0 +1,401 @@
+"""Aggregate statistics over many ENGs (an ``ene eval`` output).
+
+Claim rates are over checkable claims, chunk rates over retrieved chunks; every rate carries a
+95% bootstrap confidence interval that resamples *requests* (claims and chunks of one request
+are not independent). The resampling is seeded and uses only :mod:`random`, so the same input
+and seed give the same intervals on every machine.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ENGFormatError
+from .graph import EvidenceNecessityGraph
+
+CLAIM_CLASSES = ("unsupported", "contradicted", "fragile", "joint", "robust")
+MAX_GROUPS = 20  # a metadata field with more distinct values is an id, not a breakdown
+MAX_RANK = 20  # chunks past this retrieval rank share one bucket
+TOP = 5  # requests listed as slowest / most fragile
+
+
+@dataclass(frozen=True)
+class Rate:
+    """``numerator / denominator`` with its bootstrap interval ``[low, high]``."""
+
+    name: str
+    numerator: int
+    denominator: int
+    low: float | None
+    high: float | None
+
+    @property
+    def value(self) -> float | None:
+        return self.numerator / self.denominator if self.denominator else None
+
+
+@dataclass(frozen=True)
+class Group:
+    """The chunks whose metadata ``field`` has one ``value``."""
+
+    value: str
+    chunks: int
+    requests: int
+    necessary: int
+    tokens: int
+    used: Rate
+
+    @property
+    def never_used(self) -> bool:
+        return self.used.numerator == 0
+
+
+@dataclass(frozen=True)
+class RequestRow:
+    """One request in the slowest / most fragile lists (``position`` is 1-based)."""
+
+    position: int
+    id: str | None
+    duration_ms: float
+    claims: int
+    fragile: int
+    unsupported: int
+    contexts: int
+    unused: int
+
+    @property
+    def label(self) -> str:
+        return self.id if self.id is not None else f"#{self.position}"
+
+
+@dataclass(frozen=True)
+class Report:
+    requests: int
+    failed: int
+    claims: int
+    contexts: int
+    tokens: int
+    rates: list[Rate]
+    necessary_per_claim: dict[str, int]
+    by_rank: list[Rate]
+    breakdowns: dict[str, list[Group]]
+    slowest: list[RequestRow]
+    most_fragile: list[RequestRow]
+    seed: int
+    resamples: int
+    warnings: list[str] = field(default_factory=list)
+
+    def rate(self, name: str) -> Rate:
+        return next(r for r in self.rates if r.name == name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_table(self) -> str:
+        return render_table(self)
+
+
+# -- reading ------------------------------------------------------------------------------------
+def read_results(path: str | Path) -> tuple[list[EvidenceNecessityGraph], int]:
+    """The ENGs of an ``ene eval`` output and how many lines record a failure.
+
+    Accepts ENG JSONL (error records ``{"error": ...}`` are counted, not parsed) or one ENG
+    JSON document (as written by ``ene evaluate --json``).
+    """
+    text = Path(path).read_text(encoding="utf-8")
+    stripped = text.strip()
+    if stripped.startswith("{") and "\n" in stripped:
+        try:
+            return [EvidenceNecessityGraph.from_dict(json.loads(stripped))], 0
+        except (json.JSONDecodeError, ENGFormatError):
+            pass  # JSONL: one object per line
+    engs: list[EvidenceNecessityGraph] = []
+    failed = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ENGFormatError(f"{path}: line {number} is not JSON: {exc}") from None
+        if isinstance(data, dict) and "error" in data and "schema_version" not in data:
+            failed += 1
+            continue
+        try:
+            engs.append(EvidenceNecessityGraph.from_dict(data))
+        except ENGFormatError as exc:
+            raise ENGFormatError(f"{path}: line {number}: {exc}") from None
+    return engs, failed
+
+
+# -- statistics ---------------------------------------------------------------------------------
+class _Metric:
+    """Per-request numerators and denominators of one rate (sparse: requests that count)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.rows: dict[int, list[int]] = {}
+
+    def add(self, request: int, numerator: int, denominator: int) -> None:
+        row = self.rows.setdefault(request, [0, 0])
+        row[0] += numerator
+        row[1] += denominator
+
+    def rate(self, interval: tuple[float, float] | None) -> Rate:
+        num = sum(r[0] for r in self.rows.values())
+        den = sum(r[1] for r in self.rows.values())
+        low, high = interval if interval else (None, None)
+        return Rate(self.name, num, den, low, high)
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    """The ``q``-quantile (0..1) with linear interpolation between order statistics."""
+    if not sorted_values:
+        raise ValueError("percentile of nothing")
+    position = q * (len(sorted_values) - 1)
+    lower = math.floor(position)
+    upper = min(lower + 1, len(sorted_values) - 1)
+    fraction = position - lower
+    return sorted_values[lower] + (sorted_values[upper] - sorted_values[lower]) * fraction
+
+
+def bootstrap(
+    metrics: Sequence[_Metric], n: int, *, resamples: int = 1000, seed: int = 0
+) -> dict[str, tuple[float, float] | None]:
+    """Percentile 95% intervals for every metric, resampling the ``n`` requests together."""
+    rng = random.Random(seed)
+    samples: dict[str, list[float]] = {m.name: [] for m in metrics}
+    if n == 0 or resamples <= 0:
+        return dict.fromkeys(samples)
+    population = range(n)
+    for _ in range(resamples):
+        weight = Counter(rng.choices(population, k=n))
+        for metric in metrics:
+            num = den = 0
+            for request, (a, b) in metric.rows.items():
+                w = weight.get(request)
+                if w:
+                    num += w * a
+                    den += w * b
+            if den:
+                samples[metric.name].append(num / den)
+    intervals: dict[str, tuple[float, float] | None] = {}
+    for name, values in samples.items():
+        values.sort()
+        intervals[name] = (percentile(values, 0.025), percentile(values, 0.975)) if values else None
+    return intervals
+
+
+def _scalar(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    return None
+
+
+def _rank_bucket(index: int) -> str:
+    return f"rank {index + 1}" if index < MAX_RANK else f"rank {MAX_RANK + 1}+"
+
+
+def summarize(
+    engs: Sequence[EvidenceNecessityGraph],
+    failed: int = 0,
+    *,
+    seed: int = 0,
+    resamples: int = 1000,
+    top: int = TOP,
+) -> Report:
+    """Aggregate statistics over ``engs`` (``failed``: requests that produced no graph).
+
+    "tokens pruning saves" follows :func:`ene_core.pruning.prune` with ``keep="minimal"``:
+    a request with no supported claim keeps everything, so it saves nothing.
+    """
+    claim_metrics = {c: _Metric(c) for c in CLAIM_CLASSES}
+    chunk_metrics = {
+        name: _Metric(name)
+        for name in ("chunks unused", "chunks necessary", "tokens pruning saves")
+    }
+    by_rank: dict[str, _Metric] = {}
+    fields: dict[str, dict[str, _Metric]] = {}
+    group_info: dict[tuple[str, str], list[Any]] = {}  # [chunks, requests set, necessary, tokens]
+    necessary_per_claim: Counter[str] = Counter()
+
+    for r, eng in enumerate(engs):
+        checkable = [c for c in eng.claims if c.checkable]
+        for name, metric in claim_metrics.items():
+            hits = sum(c.classification == name for c in checkable)
+            metric.add(r, hits, len(checkable))
+        for claim in checkable:
+            if claim.status == "supported":
+                need = len(claim.necessary)
+                necessary_per_claim["4+" if need >= 4 else str(need)] += 1
+        tokens = sum(c.tokens for c in eng.contexts)
+        saved = eng.counts.tokens_saved if eng.counts.supported else 0
+        chunk_metrics["chunks unused"].add(r, eng.counts.contexts_unused, len(eng.contexts))
+        necessary = sum(bool(c.necessary_for) for c in eng.contexts)
+        chunk_metrics["chunks necessary"].add(r, necessary, len(eng.contexts))
+        chunk_metrics["tokens pruning saves"].add(r, saved, tokens)
+        for ctx in eng.contexts:
+            bucket = _rank_bucket(ctx.index)
+            by_rank.setdefault(bucket, _Metric(bucket)).add(r, int(not ctx.used), 1)
+            for key, raw in ctx.metadata.items():
+                value = _scalar(raw)
+                if value is None:
+                    continue
+                name = f"{key}={value}"
+                fields.setdefault(key, {}).setdefault(name, _Metric(name)).add(r, int(ctx.used), 1)
+                info = group_info.setdefault((key, value), [0, set(), 0, 0])
+                info[0] += 1
+                info[1].add(r)
+                info[2] += bool(ctx.necessary_for)
+                info[3] += ctx.tokens
+
+    kept_fields = {
+        key: groups
+        for key, groups in fields.items()
+        if len(groups) <= MAX_GROUPS and any(g.rate(None).denominator > 1 for g in groups.values())
+    }
+    warnings = [
+        f"metadata field {key!r} has {len(groups)} distinct values: not broken down"
+        for key, groups in fields.items()
+        if len(groups) > MAX_GROUPS
+    ]
+    rank_order = sorted(by_rank, key=lambda b: int(b.split()[1].rstrip("+")))
+    every = [
+        *claim_metrics.values(),
+        *chunk_metrics.values(),
+        *(by_rank[b] for b in rank_order),
+        *(m for groups in kept_fields.values() for m in groups.values()),
+    ]
+    intervals = bootstrap(every, len(engs), resamples=resamples, seed=seed)
+
+    breakdowns: dict[str, list[Group]] = {}
+    for key in sorted(kept_fields):
+        rows = []
+        for name, metric in kept_fields[key].items():
+            value = name[len(key) + 1 :]
+            chunks, requests, necessary, tokens = group_info[(key, value)]
+            rows.append(
+                Group(value, chunks, len(requests), necessary, tokens, metric.rate(intervals[name]))
+            )
+        breakdowns[key] = sorted(rows, key=lambda g: (-g.chunks, g.value))
+
+    rows = [_request_row(i, eng) for i, eng in enumerate(engs)]
+    slowest = sorted(rows, key=lambda row: (-row.duration_ms, row.position))[:top]
+    fragile = sorted(
+        (row for row in rows if row.fragile),
+        key=lambda row: (-row.fragile, -row.fragile / max(row.claims, 1), row.position),
+    )[:top]
+    return Report(
+        requests=len(engs),
+        failed=failed,
+        claims=sum(eng.counts.checkable_claims for eng in engs),
+        contexts=sum(eng.counts.contexts for eng in engs),
+        tokens=sum(c.tokens for eng in engs for c in eng.contexts),
+        rates=[
+            m.rate(intervals[m.name]) for m in (*claim_metrics.values(), *chunk_metrics.values())
+        ],
+        necessary_per_claim={k: necessary_per_claim[k] for k in ("0", "1", "2", "3", "4+")},
+        by_rank=[by_rank[b].rate(intervals[b]) for b in rank_order],
+        breakdowns=breakdowns,
+        slowest=slowest,
+        most_fragile=fragile,
+        seed=seed,
+        resamples=resamples,
+        warnings=warnings,
+    )
+
+
+def _request_row(i: int, eng: EvidenceNecessityGraph) -> RequestRow:
+    c = eng.counts
+    return RequestRow(
+        position=i + 1,
+        id=eng.id,
+        duration_ms=eng.stats.duration_ms,
+        claims=c.checkable_claims,
+        fragile=c.fragile,
+        unsupported=c.unsupported + c.contradicted,
+        contexts=c.contexts,
+        unused=c.contexts_unused,
+    )
+
+
+# -- terminal table -----------------------------------------------------------------------------
+def percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def interval(rate: Rate) -> str:
+    if rate.low is None or rate.high is None:
+        return ""
+    return f"[{100 * rate.low:.1f}, {100 * rate.high:.1f}]"
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
+    """A blank line, then ``rows`` under ``header`` (first column left-aligned, the rest right)."""
+    cells = [list(header)] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+
+    def line(row: Sequence[str]) -> str:
+        first = row[0].ljust(widths[0])
+        rest = [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
+        return "  ".join([first, *rest]).rstrip()
+
+    return ["", line(cells[0]), line(["-" * w for w in widths]), *(line(r) for r in cells[1:])]
+
+
+def _rate_row(rate: Rate) -> tuple[str, ...]:
+    return (rate.name, f"{rate.numerator}/{rate.denominator}", percent(rate.value), interval(rate))
+
+
+def _group_row(group: Group) -> tuple[Any, ...]:
+    flag = "NEVER USED" if group.never_used else ""
+    used = group.used
+    return (
+        group.value,
+        group.chunks,
+        group.requests,
+        group.necessary,
+        percent(used.value),
+        interval(used),
+        flag,
+    )
+
+
+def _request_cells(row: RequestRow) -> tuple[Any, ...]:
+    ms = f"{row.duration_ms:.0f}"
+    return (row.label, ms, row.claims, row.fragile, row.unsupported, row.contexts, row.unused)
+
+
+def render_table(report: Report) -> str:
+    """The report as plain text for a terminal."""
+    dist = "  ".join(f"{k}: {v}" for k, v in report.necessary_per_claim.items())
+    out = [
+        f"ENE report: {report.requests} requests ({report.failed} failed), {report.claims} "
+        f"checkable claims, {report.contexts} chunks, {report.tokens} tokens",
+        f"95% intervals: bootstrap over requests, {report.resamples} resamples, seed {report.seed}",
+        *_table(("rate", "count", "value", "95% CI"), map(_rate_row, report.rates)),
+        "",
+        f"necessary chunks per supported claim: {dist}",
+    ]
+    if report.by_rank:
+        out += _table(
+            ("unused by rank", "count", "value", "95% CI"), map(_rate_row, report.by_rank)
+        )
+    for key, groups in report.breakdowns.items():
+        header = (f"metadata {key}", "chunks", "requests", "necessary", "used", "95% CI", "")
+        out += _table(header, map(_group_row, groups))
+    for title, rows in (("slowest", report.slowest), ("most fragile", report.most_fragile)):
+        if rows:
+            header = (f"{title} requests", "ms", "claims", "fragile", "unsupp.", "chunks", "unused")
+            out += _table(header, map(_request_cells, rows))
+    out += [f"note: {w}" for w in report.warnings]
+    return "\n".join(out)
