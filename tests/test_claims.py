@@ -1,3 +1,5 @@
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -69,7 +71,7 @@ def test_spans_tile_the_answer(answer: str) -> None:
         return
     assert segments[0].start == 0
     assert segments[-1].end == len(answer)
-    for a, b in zip(segments, segments[1:], strict=False):
+    for a, b in itertools.pairwise(segments):
         assert a.end == b.start
     assert all(answer[s.start : s.end].strip() for s in segments)
 

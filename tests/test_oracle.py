@@ -95,7 +95,7 @@ def test_label_spellings(labels: dict, expected: tuple) -> None:
     "labels", [{0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"}, {0: "neutral", 1: "x"}]
 )
 def test_unmappable_labels_raise(labels: dict) -> None:
-    with pytest.raises(LabelMappingError, match="config.id2label"):
+    with pytest.raises(LabelMappingError, match=r"config\.id2label"):
         label_indices(labels)
 
 
@@ -108,7 +108,7 @@ def test_unmappable_model_raises(tmp_path: Path) -> None:
 def test_missing_models_fail_clearly(tmp_path: Path) -> None:
     with pytest.raises(ModelNotFoundError, match="never downloads"):
         NLIOracle("some-org/not-a-local-model")
-    with pytest.raises(ModelNotFoundError, match="config.json"):
+    with pytest.raises(ModelNotFoundError, match=r"config\.json"):
         NLIOracle(tmp_path)
 
 
