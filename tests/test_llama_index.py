@@ -1,0 +1,417 @@
+"""The LlamaIndex adapter against real llama-index-core objects (mock embedding, extractive LLM)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pytest
+
+pytest.importorskip("llama_index.core")
+
+from llama_index.core import Document, Settings, VectorStoreIndex
+from llama_index.core.base.llms.types import (
+    CompletionResponse,
+    CompletionResponseGen,
+    LLMMetadata,
+)
+from llama_index.core.chat_engine import CondensePlusContextChatEngine
+from llama_index.core.embeddings import MockEmbedding
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.llms import CustomLLM
+from llama_index.core.llms.callbacks import llm_completion_callback
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.schema import NodeWithScore, QueryBundle
+
+from ene_core import NecessityEngine, Scores
+from ene_integrations import llama_index as eli
+
+DOCS = [
+    "Paris is the capital of France.",
+    "The Eiffel Tower is 330 metres tall.",
+    "Bananas are rich in potassium.",
+    "The Louvre is the most visited museum in the world.",
+]
+TOPICS = [
+    "What is the capital city of France?",
+    "How tall is the Eiffel Tower?",
+    "Which museum is the most visited?",
+    "What is the capital of France and how tall is the Eiffel Tower?",
+]
+_SKIP = {"what", "which", "where", "when", "does", "tell", "about", "with", "from", "that", "this"}
+
+
+class ExtractiveLLM(CustomLLM):
+    """Answers with the prompt's sentences that share a keyword with the question."""
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(model_name="extractive")
+
+    @staticmethod
+    def answer(prompt: str) -> str:
+        lines = [line.strip() for line in prompt.splitlines()]
+        asks = [line for line in lines if line.lower().startswith(("query:", "user:"))]
+        query = asks[-1].split(":", 1)[1] if asks else ""
+        keys = {w for w in re.findall(r"[a-z]+", query.lower()) if len(w) > 3} - _SKIP
+        picked: list[str] = []
+        for line in lines:
+            if line in asks:
+                continue
+            for sentence in re.split(r"(?<=\.)\s+", line):
+                if sentence and keys & set(re.findall(r"[a-z]+", sentence.lower())):
+                    picked.append(sentence)
+        return " ".join(dict.fromkeys(picked)) or "I don't know."
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        return CompletionResponse(text=self.answer(prompt))
+
+    @llm_completion_callback()
+    def stream_complete(
+        self, prompt: str, formatted: bool = False, **kwargs: Any
+    ) -> CompletionResponseGen:
+        def tokens() -> Iterator[CompletionResponse]:
+            text = ""
+            for word in re.findall(r"\S+\s*", self.answer(prompt)):
+                text += word
+                yield CompletionResponse(text=text, delta=word)
+
+        return tokens()
+
+
+class DropBananas(BaseNodePostprocessor):
+    """A node postprocessor that removes nodes after retrieval."""
+
+    def _postprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        return [n for n in nodes if "Bananas" not in n.node.get_content()]
+
+
+class _Faulty:
+    name = "faulty"
+    revision: str | None = None
+    default_threshold: float | None = 0.5
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+
+class RaisingOracle(_Faulty):
+    def score(self, pairs: Sequence[tuple[str, str]]) -> list[Scores]:
+        raise RuntimeError("the verifier is down")
+
+
+class GarbageOracle(_Faulty):
+    def score(self, pairs: Sequence[tuple[str, str]]) -> list[Scores]:
+        return [Scores(7.0, -3.0)] * len(pairs)
+
+
+class HangingOracle(_Faulty):
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> list[Scores]:
+        self.release.wait(30)
+        return [Scores(0.0, 0.0)] * len(pairs)
+
+
+# -- fixtures ------------------------------------------------------------------------------------
+@pytest.fixture(autouse=True)
+def offline_models() -> Iterator[None]:
+    """Mocks everywhere so nothing reaches a hosted LLM or embedding API."""
+    Settings.llm = ExtractiveLLM()
+    Settings.embed_model = MockEmbedding(embed_dim=8)
+    yield
+    eli.uninstrument()
+
+
+@pytest.fixture(scope="module")
+def index() -> VectorStoreIndex:
+    Settings.embed_model = MockEmbedding(embed_dim=8)
+    return VectorStoreIndex.from_documents([Document(text=t) for t in DOCS])
+
+
+@pytest.fixture
+def handler(keyword_engine: NecessityEngine) -> Iterator[eli.NecessityHandler]:
+    yield eli.instrument(keyword_engine)
+    eli.uninstrument()
+
+
+def ids(nodes: Sequence[NodeWithScore]) -> list[str]:
+    return [n.node.node_id for n in nodes]
+
+
+def texts(nodes: Sequence[NodeWithScore]) -> list[str]:
+    return [n.node.get_content() for n in nodes]
+
+
+def check(eng: Any, answer: str, question: str, nodes: Sequence[NodeWithScore]) -> None:
+    """The graph belongs to this request: same answer, question and nodes, in order."""
+    assert eng is not None
+    assert eng.answer == answer
+    assert eng.question == question
+    assert [c.id for c in eng.contexts] == ids(nodes)
+
+
+def without_ene(metadata: dict[str, Any] | None) -> dict[str, Any]:
+    return {k: v for k, v in (metadata or {}).items() if not k.startswith("ene")}
+
+
+# -- the handler ---------------------------------------------------------------------------------
+def test_query_attaches_the_graph_of_its_own_answer(index, handler) -> None:
+    engine = index.as_query_engine(similarity_top_k=4)
+    response = engine.query(TOPICS[0])
+    assert str(response) == DOCS[0]
+    result = handler.result(response, timeout=10)
+    check(result.eng, DOCS[0], TOPICS[0], response.source_nodes)
+    assert response.metadata["ene"] is result.eng
+    paris = ids(response.source_nodes)[texts(response.source_nodes).index(DOCS[0])]
+    assert [c.id for c in result.eng.contexts if c.used] == [paris]
+    assert result.eng.claims[0].classification == "fragile"
+    # the node-id keyed metadata LlamaIndex puts there is untouched
+    assert set(without_ene(response.metadata)) == set(ids(response.source_nodes))
+
+
+async def test_aquery(index, handler) -> None:
+    response = await index.as_query_engine(similarity_top_k=4).aquery(TOPICS[3])
+    result = await handler.aresult(response, timeout=10)
+    check(result.eng, str(response), TOPICS[3], response.source_nodes)
+    assert result.eng.counts.supported == 2
+    assert result.eng.counts.contexts_used == 2
+
+
+def test_sync_stream_is_evaluated_when_exhausted(index, handler) -> None:
+    response = index.as_query_engine(similarity_top_k=4, streaming=True).query(TOPICS[1])
+    request_id = handler.request_id(response)
+    assert request_id not in handler.dispatcher.results  # nothing to evaluate before the tokens
+    tokens = list(response.response_gen)
+    assert "".join(tokens) == DOCS[1]
+    result = handler.result(response, timeout=10)
+    check(result.eng, DOCS[1], TOPICS[1], response.source_nodes)
+    assert response.metadata["ene"] is result.eng
+
+
+async def test_async_stream_is_evaluated_when_exhausted(index, handler) -> None:
+    engine = index.as_query_engine(similarity_top_k=4, streaming=True)
+    response = await engine.aquery(TOPICS[2])
+    text = "".join([t async for t in response.async_response_gen()])
+    assert text == DOCS[3]
+    result = await handler.aresult(response, timeout=10)
+    check(result.eng, DOCS[3], TOPICS[2], response.source_nodes)
+    assert response.metadata["ene"] is result.eng
+
+
+def test_closed_stream_records_why_and_keeps_no_state(index, handler) -> None:
+    response = index.as_query_engine(similarity_top_k=4, streaming=True).query(TOPICS[3])
+    first = next(response.response_gen)
+    assert first
+    response.response_gen.close()
+    result = handler.result(response, timeout=1)
+    assert result.eng is None and "closed before it finished" in result.error
+    assert len(handler._targets) == 0 and len(handler._spans) == 0 and len(handler._outer) == 0
+
+
+def test_unconsumed_streams_are_evicted_after_the_ttl(index, keyword_engine) -> None:
+    handler = eli.instrument(keyword_engine, ttl_s=0.05)
+    engine = index.as_query_engine(similarity_top_k=4, streaming=True)
+    responses = [engine.query(TOPICS[0]) for _ in range(3)]
+    assert len(handler._targets) == 3
+    threading.Event().wait(0.1)
+    assert len(handler._targets) == 0 and len(handler._retrievals) == 0
+    assert len(responses) == 3
+
+
+def test_chat_engine_responses_carry_the_graph(index, handler) -> None:
+    chat = CondensePlusContextChatEngine.from_defaults(index.as_retriever(similarity_top_k=4))
+    reply = chat.chat(TOPICS[1])
+    assert reply.response == DOCS[1]
+    result = handler.result(reply, timeout=10)
+    check(result.eng, DOCS[1], TOPICS[1], reply.source_nodes)
+    assert reply.metadata["ene"] is result.eng
+    stream = chat.stream_chat(TOPICS[0])
+    assert "".join(stream.response_gen) == DOCS[0]
+    check(handler.result(stream, timeout=10).eng, DOCS[0], TOPICS[0], stream.source_nodes)
+
+
+async def test_async_chat_engine(index, handler) -> None:
+    chat = CondensePlusContextChatEngine.from_defaults(index.as_retriever(similarity_top_k=4))
+    reply = await chat.achat(TOPICS[2])
+    check((await handler.aresult(reply, timeout=10)).eng, DOCS[3], TOPICS[2], reply.source_nodes)
+    stream = await chat.astream_chat(TOPICS[1])
+    text = "".join([t async for t in stream.async_response_gen()])
+    assert text == DOCS[1]
+    check((await handler.aresult(stream, timeout=10)).eng, DOCS[1], TOPICS[1], stream.source_nodes)
+
+
+def test_graph_uses_the_nodes_left_after_postprocessing(index, handler) -> None:
+    engine = index.as_query_engine(similarity_top_k=4, node_postprocessors=[DropBananas()])
+    response = engine.query(TOPICS[0])
+    eng = handler.result(response, timeout=10).eng
+    assert len(response.source_nodes) == 3
+    assert all("Bananas" not in c.text for c in eng.contexts)
+    check(eng, DOCS[0], TOPICS[0], response.source_nodes)
+    documents = handler.result(response).metadata["documents"]
+    assert [d["position"] for d in documents] == [0, 1, 2]
+    assert all(
+        d["retriever_span_id"].startswith("VectorIndexRetriever.retrieve") for d in documents
+    )
+
+
+async def test_200_concurrent_aqueries_each_get_their_own_graph(index, handler) -> None:
+    engine = index.as_query_engine(similarity_top_k=4)
+    questions = [f"{TOPICS[i % 4]} ({i})" for i in range(200)]
+    responses = await asyncio.gather(*(engine.aquery(q) for q in questions))
+    results = await asyncio.gather(*(handler.aresult(r, timeout=30) for r in responses))
+    assert len({r.request_id for r in results}) == 200
+    for question, response, result in zip(questions, responses, results, strict=True):
+        check(result.eng, str(response), question, response.source_nodes)
+        assert response.metadata["ene"] is result.eng
+
+
+def test_inline_mode_attaches_before_returning(index, keyword_engine) -> None:
+    seen: list[str] = []
+    handler = eli.instrument(
+        keyword_engine, mode="inline", on_result=lambda rid, eng: seen.append(rid)
+    )
+    response = index.as_query_engine(similarity_top_k=4).query(TOPICS[2])
+    assert response.metadata["ene"].answer == DOCS[3]
+    assert seen == [handler.request_id(response)]
+
+
+def test_instrument_twice_gives_one_result_per_query(index, keyword_engine) -> None:
+    seen: list[str] = []
+    first = eli.instrument(keyword_engine, on_result=lambda rid, eng: seen.append(rid))
+    assert eli.instrument() is first
+    root = get_dispatcher()
+    assert sum(isinstance(h, eli._EventTap) for h in root.event_handlers) == 1
+    assert sum(isinstance(h, eli._SpanTap) for h in root.span_handlers) == 1
+    engine = index.as_query_engine(similarity_top_k=4)
+    responses = [engine.query(q) for q in TOPICS[:3]]
+    for r in responses:
+        first.result(r, timeout=10)
+    assert sorted(seen) == sorted(first.request_id(r) for r in responses)
+    assert eli.uninstrument() is True and eli.uninstrument() is False
+    assert "ene_request_id" not in (engine.query(TOPICS[0]).metadata or {})
+
+
+@pytest.mark.parametrize("oracle_type", [RaisingOracle, GarbageOracle, HangingOracle])
+def test_faulty_oracle_leaves_the_response_identical(index, oracle_type) -> None:
+    engine = index.as_query_engine(similarity_top_k=4)
+    plain = engine.query(TOPICS[3])
+    oracle = oracle_type()
+    faulty = NecessityEngine(oracle)
+    errors: list[str] = []
+    handler = eli.instrument(
+        faulty, mode="inline", inline_timeout_s=0.2, on_error=lambda rid, e: errors.append(e)
+    )
+    try:
+        response = engine.query(TOPICS[3])
+        assert str(response) == str(plain)
+        assert texts(response.source_nodes) == texts(plain.source_nodes)
+        assert without_ene(response.metadata) == without_ene(plain.metadata)
+        assert "ene" not in response.metadata
+        result = handler.result(response, timeout=1)
+        assert result.eng is None and result.error
+        assert errors == [result.error]
+    finally:
+        if isinstance(oracle, HangingOracle):
+            oracle.release.set()
+        faulty.close()
+
+
+def test_a_handler_bug_is_recorded_not_raised(index, handler, monkeypatch) -> None:
+    def broken(node: Any) -> dict[str, Any]:
+        raise ValueError("cannot read this node")
+
+    monkeypatch.setattr(eli, "_context", broken)
+    response = index.as_query_engine(similarity_top_k=4).query(TOPICS[0])
+    assert str(response) == DOCS[0]
+    assert "cannot read this node" in handler.result(response, timeout=1).error
+
+
+def test_trace_is_the_span_current_at_synthesis(index, keyword_engine) -> None:
+    trace_sdk = pytest.importorskip("opentelemetry.sdk.trace")
+    recorded: list[Any] = []
+    handler = eli.instrument(keyword_engine, recorders=[recorded.append])
+    tracer = trace_sdk.TracerProvider().get_tracer("test")
+    with tracer.start_as_current_span("request") as span:
+        response = index.as_query_engine(similarity_top_k=4).query(TOPICS[0])
+    handler.result(response, timeout=10)
+    assert recorded[0].trace == span.get_span_context()
+    assert recorded[0].metadata["synthesize_span_id"] == handler.request_id(response)
+
+
+# -- pruning -------------------------------------------------------------------------------------
+def test_prune_unused_keeps_every_necessary_node(index, keyword_engine) -> None:
+    engine = index.as_query_engine(similarity_top_k=4)
+    for question in TOPICS:
+        response = engine.query(question)
+        pruned = eli.prune_unused(response, engine=keyword_engine, question=question)
+        eng = pruned.metadata["ene"]
+        necessary = {eng.contexts[i].id for c in eng.claims for i in c.necessary}
+        assert necessary <= set(ids(pruned.source_nodes))
+        assert set(ids(pruned.source_nodes)) == {c.id for c in eng.contexts if c.used}
+        info = pruned.metadata["ene_pruning"]
+        assert info["dropped"] and "Bananas are rich in potassium." not in texts(
+            pruned.source_nodes
+        )
+        assert info["tokens_saved"] == sum(c.tokens for c in eng.contexts if not c.used) > 0
+        again = keyword_engine.evaluate(
+            str(pruned), [n.node.get_content() for n in pruned.source_nodes]
+        )
+        assert again.counts.supported == eng.counts.supported
+        assert len(response.source_nodes) == 4  # the original is not modified
+
+
+def test_prune_unused_fails_safe(index) -> None:
+    response = index.as_query_engine(similarity_top_k=4).query(TOPICS[0])
+    broken = NecessityEngine(RaisingOracle())
+    try:
+        pruned = eli.prune_unused(response, engine=broken)
+    finally:
+        broken.close()
+    assert ids(pruned.source_nodes) == ids(response.source_nodes)
+    assert "verifier is down" in pruned.metadata["ene_pruning"]["reason"]
+
+
+def test_necessity_query_engine_prunes_sync_and_reuses_the_handlers_graph(index, handler) -> None:
+    wrapped = eli.NecessityQueryEngine(index.as_query_engine(similarity_top_k=4))
+    response = wrapped.query(TOPICS[3])
+    assert texts(response.source_nodes) == DOCS[:2]
+    assert response.metadata["ene"] is handler.result(response).eng
+    assert response.metadata["ene_pruning"]["tokens_saved"] > 0
+
+
+async def test_necessity_query_engine_async(index, keyword_engine) -> None:
+    wrapped = eli.NecessityQueryEngine(
+        index.as_query_engine(similarity_top_k=4), engine=keyword_engine
+    )
+    response = await wrapped.aquery(TOPICS[2])
+    assert texts(response.source_nodes) == [DOCS[3]]
+    keep_all = eli.NecessityQueryEngine(
+        index.as_query_engine(similarity_top_k=4), engine=keyword_engine, prune=False
+    )
+    response = await keep_all.aquery(TOPICS[2])
+    assert len(response.source_nodes) == 4 and response.metadata["ene"].counts.contexts_used == 1
+
+
+def test_necessity_query_engine_sync_stream(index, keyword_engine) -> None:
+    inner = index.as_query_engine(similarity_top_k=4, streaming=True)
+    response = eli.NecessityQueryEngine(inner, engine=keyword_engine).query(TOPICS[1])
+    assert len(response.source_nodes) == 4  # pruned once the answer exists
+    assert "".join(response.response_gen) == DOCS[1]
+    assert texts(response.source_nodes) == [DOCS[1]]
+    assert response.metadata["ene_pruning"]["dropped"]
+
+
+async def test_necessity_query_engine_async_stream(index, keyword_engine) -> None:
+    inner = index.as_query_engine(similarity_top_k=4, streaming=True)
+    response = await eli.NecessityQueryEngine(inner, engine=keyword_engine).aquery(TOPICS[0])
+    assert "".join([t async for t in response.async_response_gen()]) == DOCS[0]
+    assert texts(response.source_nodes) == [DOCS[0]]
+    assert response.metadata["ene"].answer == DOCS[0]
