@@ -1,18 +1,39 @@
 """OpenTelemetry for ENE: one ``ene.evaluate`` EVALUATOR span per evaluated request.
 
 Adapters capture ``trace=current_span_context()`` on the request's thread and pass
-``recorders=default_recorders() + user_recorders`` to :class:`ene_core.NecessityDispatcher`.
-Both functions are safe without opentelemetry installed.
+``recorders=default_recorders() + user_recorders`` to :class:`ene_core.NecessityDispatcher`;
+both are safe without opentelemetry installed. The span contract is documented in
+``docs/tracing.md``.
+
+``NecessityResult.metadata`` (optional, a mapping) may carry:
+
+* ``"documents"``: a list aligned with the evaluated contexts, each ``None`` or
+  ``{"span_id": <int or 16-hex str>, "position": <int>}`` naming the retriever span that
+  returned the context and its position there (see :func:`document_refs`); used for Phoenix
+  document annotations (:mod:`ene_integrations.phoenix`).
+* ``"framework"`` (e.g. ``"langchain"``) and any other primitive values, exported as
+  ``ene.framework`` / ``ene.metadata.<key>``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
-from typing import Any
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Literal
 
 logger = logging.getLogger("ene.otel")
 
+SPAN_NAME = "ene.evaluate"
+CLAIM_EVENT = "ene.claim"
+GENAI_EVENT = "gen_ai.evaluation.result"
+LinkMode = Literal["auto", "child", "link"]
+Primitive = str | bool | int | float
+_NANOS = 1_000_000_000
 
+
+# -- the seam used by the adapters ---------------------------------------------------------------
 def current_span_context() -> Any:
     """The current OTel ``SpanContext`` if valid, else ``None``. Never raises."""
     try:
@@ -35,36 +56,401 @@ def sdk_provider_configured() -> bool:
         return False
 
 
-def default_recorders() -> list[Any]:
-    """``[NecessitySpanRecorder()]`` when an SDK TracerProvider is set globally, else ``[]``."""
-    if not sdk_provider_configured():
-        return []
+def default_recorders(*, phoenix: bool | None = None) -> list[Any]:
+    """The recorders an adapter installs by default. Never raises.
+
+    ``[NecessitySpanRecorder()]`` when an SDK TracerProvider is configured globally, else
+    ``[]``; plus a :class:`~ene_integrations.phoenix.PhoenixDocumentAnnotator` when ``phoenix``
+    is true, or when it is ``None`` and ``arize-phoenix-client`` is installed and a Phoenix
+    endpoint is configured (``PHOENIX_COLLECTOR_ENDPOINT``, ``PHOENIX_ENDPOINT`` or
+    ``PHOENIX_BASE_URL``).
+    """
+    recorders: list[Any] = []
     try:
-        return [NecessitySpanRecorder()]
+        if sdk_provider_configured():
+            recorders.append(NecessitySpanRecorder())
+        from .phoenix import PhoenixDocumentAnnotator, phoenix_configured
+
+        if phoenix or (phoenix is None and phoenix_configured()):
+            recorders.append(PhoenixDocumentAnnotator.shared())
     except Exception:
-        logger.exception("could not create the ENE span recorder")
-        return []
+        logger.warning("ENE: could not create the default tracing recorders", exc_info=True)
+    return recorders
 
 
+def document_refs(span_context: Any, count: int, start: int = 0) -> list[dict[str, Any]]:
+    """``metadata["documents"]`` entries for ``count`` documents returned by one retriever span."""
+    if span_context is None or not getattr(span_context, "is_valid", False):
+        return [None] * count  # type: ignore[list-item]
+    span_id = f"{span_context.span_id:016x}"
+    return [{"span_id": span_id, "position": start + i} for i in range(count)]
+
+
+def configure_otlp(
+    endpoint: str,
+    *,
+    project_name: str | None = None,
+    service_name: str = "ene",
+    simple: bool = False,
+    set_global: bool = True,
+) -> Any:
+    """An SDK ``TracerProvider`` exporting OTLP/HTTP to ``endpoint`` (``.../v1/traces``).
+
+    ``project_name`` sets the ``openinference.project.name`` resource attribute (the Phoenix
+    project). ``simple=True`` exports each span as it ends (scripts, tests); the default batches.
+    With ``set_global`` it becomes the global provider (which OpenTelemetry allows only once).
+    """
+    from opentelemetry import trace
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+
+    attributes: dict[str, str] = {"service.name": service_name}
+    if project_name:
+        attributes["openinference.project.name"] = project_name
+    provider = TracerProvider(resource=Resource.create(attributes))
+    processor = SimpleSpanProcessor if simple else BatchSpanProcessor
+    provider.add_span_processor(processor(OTLPSpanExporter(endpoint=endpoint)))
+    if set_global:
+        trace.set_tracer_provider(provider)
+    return provider
+
+
+# -- value helpers ---------------------------------------------------------------------------------
+def short_hash(text: str) -> str:
+    """First 16 hex digits of the SHA-256 of ``text``: identifies content without exporting it."""
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
+
+
+def truncate(value: str, limit: int) -> str:
+    return value if len(value) <= limit else value[: max(limit - 1, 0)] + "…"
+
+
+def _span_id(value: Any) -> str | None:
+    """A span id as 16 lower-case hex digits, from an int or a hex string."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 1 << 64:
+        return f"{value:016x}"
+    if isinstance(value, str) and len(value) == 16:
+        try:
+            return value.lower() if int(value, 16) else None
+        except ValueError:
+            return None
+    return None
+
+
+def _error_type(message: str) -> str:
+    head = message.split(":", 1)[0]
+    return head if head.isidentifier() else "Exception"
+
+
+# -- the recorder ----------------------------------------------------------------------------------
 class NecessitySpanRecorder:
-    """Dispatcher recorder: turns a ``NecessityResult`` into an ``ene.evaluate`` span."""
+    """Dispatcher recorder: each ``NecessityResult`` becomes one ``ene.evaluate`` span.
 
-    def __init__(self, tracer_provider: Any = None) -> None:
+    Placement (``link_mode``):
+
+    * ``"child"``: a child of the request span captured in ``result.trace``.
+    * ``"link"``: the annotation pattern, a carrier span in its own trace with exactly one Link
+      to the request span (for evaluations that finish long after the request, offline
+      re-evaluation, or backends that drop late children).
+    * ``"auto"`` (default): child, unless the evaluation took longer than ``link_after_s``
+      (the typical tail-sampling decision wait), then link.
+
+    Without a captured request span the span is a root with no link. The span never becomes
+    a child of whatever happens to be current on the thread that calls the recorder.
+    """
+
+    def __init__(
+        self,
+        tracer_provider: Any = None,
+        *,
+        capture_content: bool = False,
+        max_value_length: int = 1024,
+        max_claim_events: int = 64,
+        max_list_items: int = 64,
+        link_mode: LinkMode = "auto",
+        link_after_s: float = 30.0,
+    ) -> None:
         from opentelemetry import trace
 
+        if link_mode not in ("auto", "child", "link"):
+            raise ValueError(f"link_mode must be 'auto', 'child' or 'link', got {link_mode!r}")
         self._tracer = trace.get_tracer("ene", tracer_provider=tracer_provider)
+        self.capture_content = capture_content
+        self.max_value_length = max(int(max_value_length), 16)
+        self.max_claim_events = max(int(max_claim_events), 0)
+        self.max_list_items = max(int(max_list_items), 0)
+        self.link_mode = link_mode
+        self.link_after_s = link_after_s
+        self._lock = threading.Lock()
+        self._stats = {"spans": 0, "failures": 0, "dropped_events": 0, "dropped_attributes": 0}
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """Spans recorded, recorder failures, and claim events / attributes dropped by caps."""
+        with self._lock:
+            return dict(self._stats)
 
     def __call__(self, result: Any) -> None:
+        """Record ``result``; never raises (failures are logged and counted)."""
         try:
-            from opentelemetry import trace
-
-            parent = None
-            if result.trace is not None:
-                parent = trace.set_span_in_context(trace.NonRecordingSpan(result.trace))
-            span = self._tracer.start_span(
-                "ene.evaluate", context=parent, start_time=result.started_ns
-            )
-            span.set_attribute("openinference.span.kind", "EVALUATOR")
-            span.end(end_time=result.ended_ns)
+            self.record(result)
         except Exception:
-            logger.exception("ENE span recorder failed")
+            with self._lock:
+                self._stats["failures"] += 1
+                first = self._stats["failures"] == 1
+            if first:
+                logger.warning("ENE span recorder failed", exc_info=True)
+
+    def placement(self, result: Any) -> Literal["child", "link", "root"]:
+        """Where the span for ``result`` goes (see the class docstring)."""
+        ctx = result.trace
+        if ctx is None or not getattr(ctx, "is_valid", False):
+            return "root"
+        if self.link_mode != "auto":
+            return self.link_mode
+        late = (result.ended_ns - result.started_ns) > self.link_after_s * _NANOS
+        return "link" if late else "child"
+
+    def record(self, result: Any) -> Any:
+        """Create and end the span for ``result``; returns it."""
+        from opentelemetry import context as otel_context
+        from opentelemetry import trace
+        from opentelemetry.trace import Link, Status, StatusCode
+
+        where = self.placement(result)
+        context = otel_context.Context()  # explicit: never the caller's current span
+        links: list[Any] = []
+        if where == "child":
+            context = trace.set_span_in_context(trace.NonRecordingSpan(result.trace), context)
+        elif where == "link":
+            links = [Link(result.trace, {"ene.link.type": "evaluates"})]
+
+        span = self._tracer.start_span(
+            SPAN_NAME, context=context, links=links, start_time=result.started_ns
+        )
+        limits = getattr(span, "_limits", None)  # the SDK's SpanLimits; absent on no-op spans
+        max_attrs = _limit(limits, "max_span_attributes")
+        max_events = _limit(limits, "max_events")
+        max_event_attrs = _limit(limits, "max_event_attributes")
+
+        evaluations = answer_evaluations(result.eng) if result.eng is not None else []
+        genai = [_genai_attributes(e, self.max_value_length) for e in evaluations]
+        genai = genai[: max_events if max_events is not None else len(genai)]
+        claims = list(self._claim_events(result)) if result.eng is not None else []
+        room = self.max_claim_events
+        if max_events is not None:
+            room = min(room, max_events - len(genai))
+        dropped_events = max(len(claims) - room, 0)
+        claims = claims[: max(room, 0)]
+
+        attrs, dropped_items = self._attributes(result, where, evaluations, dropped_events)
+        attrs, dropped_attrs = _cap(attrs, max_attrs, "ene.attributes.dropped")
+        span.set_attributes(attrs)
+        for event in genai:
+            span.add_event(GENAI_EVENT, _cap(event, max_event_attrs)[0], result.ended_ns)
+        for event in claims:
+            span.add_event(CLAIM_EVENT, _cap(event, max_event_attrs)[0], result.ended_ns)
+        if result.error is not None:
+            span.set_status(Status(StatusCode.ERROR, truncate(result.error, self.max_value_length)))
+        span.end(end_time=max(result.ended_ns, result.started_ns))
+        with self._lock:
+            self._stats["spans"] += 1
+            self._stats["dropped_events"] += dropped_events
+            self._stats["dropped_attributes"] += dropped_attrs + dropped_items
+        return span
+
+    # -- attributes ----------------------------------------------------------------------------
+    def _attributes(
+        self, result: Any, where: str, evaluations: list[dict[str, Any]], dropped_events: int
+    ) -> tuple[dict[str, Primitive | list[Any]], int]:
+        """Flat attributes in priority order (a cap keeps the first ones) and list items dropped."""
+        cut = self.max_value_length
+        out: dict[str, Primitive | list[Any]] = {
+            "openinference.span.kind": "EVALUATOR",
+            "ene.request_id": truncate(str(result.request_id), cut),
+            "ene.placement": where,
+            "ene.status": "ok" if result.eng is not None else "error",
+            "ene.claim_events.dropped": dropped_events,
+            "ene.list_items.dropped": 0,  # set below; early so that an attribute cap keeps it
+        }
+        dropped = 0
+
+        def put_list(key: str, values: Sequence[str]) -> None:
+            nonlocal dropped
+            kept = [truncate(v, cut) for v in values[: self.max_list_items]]
+            dropped += len(values) - len(kept)
+            out[key] = kept
+
+        if result.error is not None:
+            out["error.type"] = _error_type(result.error)
+            out["ene.error"] = truncate(result.error, cut)
+        eng = result.eng
+        if eng is not None:
+            c = eng.counts
+            s = eng.stats
+            out.update(
+                {
+                    "ene.schema_version": eng.schema_version,
+                    "ene.verifier.model": truncate(eng.verifier.model, cut),
+                    "ene.verifier.threshold": float(eng.verifier.threshold),
+                    "ene.claims.total": c.claims,
+                    "ene.claims.checkable": c.checkable_claims,
+                    "ene.claims.supported": c.supported,
+                    "ene.claims.contradicted": c.contradicted,
+                    "ene.claims.unsupported": c.unsupported,
+                    "ene.claims.fragile": c.fragile,
+                    "ene.claims.joint": c.joint,
+                    "ene.claims.robust": c.robust,
+                    "ene.contexts.total": c.contexts,
+                    "ene.contexts.used": c.contexts_used,
+                    "ene.contexts.unused": c.contexts_unused,
+                    "ene.tokens.kept": c.tokens_kept,
+                    "ene.tokens.saved": c.tokens_saved,
+                    "ene.oracle.checks": s.oracle_checks,
+                    "ene.oracle.forward_pairs": s.forward_pairs,
+                    "ene.oracle.cache_hits": s.cache_hits,
+                    "ene.duration_ms": float(s.duration_ms),
+                }
+            )
+        for i, evaluation in enumerate(evaluations):
+            for field, value in evaluation.items():
+                if value is not None:
+                    text = truncate(value, cut) if isinstance(value, str) else value
+                    out[f"evaluations.{i}.evaluation.{field}"] = text
+        if eng is not None:
+            put_list("ene.contexts.unused_ids", [x.id for x in eng.contexts if not x.used])
+            put_list(
+                "ene.contexts.necessary_ids",
+                [x.id for x in eng.contexts if x.necessary_for],
+            )
+            out["output.value"] = truncate(summary(eng), cut)
+            out["output.mime_type"] = "text/plain"
+            if self.capture_content:
+                out["input.value"] = truncate(eng.answer, cut)
+                if eng.question is not None:
+                    out["ene.question"] = truncate(eng.question, cut)
+            else:
+                out["ene.answer.sha256"] = short_hash(eng.answer)
+            put_list("ene.contexts.ids", [x.id for x in eng.contexts])
+            put_list("ene.contexts.sha256", [short_hash(x.text) for x in eng.contexts])
+        meta = result.metadata if isinstance(result.metadata, Mapping) else {}
+        for key, value in meta.items():
+            if not isinstance(key, str) or key == "documents":
+                continue
+            name = "ene.framework" if key == "framework" else f"ene.metadata.{key}"
+            if isinstance(value, bool | int | float):
+                out[name] = value
+            elif isinstance(value, str):
+                out[name] = truncate(value, cut)
+        out["ene.list_items.dropped"] = dropped
+        return out, dropped
+
+    def _claim_events(self, result: Any) -> Iterator[dict[str, Primitive | list[Any]]]:
+        eng = result.eng
+        cut = self.max_value_length
+        for claim in eng.claims:
+            if not claim.checkable:
+                continue
+            ids = [eng.contexts[j].id for j in claim.necessary]
+            event: dict[str, Primitive | list[Any]] = {
+                "ene.claim.index": claim.index,
+                "ene.claim.status": claim.status or "unchecked",
+                "ene.claim.classification": claim.classification or "none",
+                "ene.claim.necessary_context_ids": [
+                    truncate(x, cut) for x in ids[: self.max_list_items]
+                ],
+                "ene.claim.span": [int(claim.span[0]), int(claim.span[1])],
+            }
+            if claim.p_entail is not None:
+                event["ene.claim.p_entail"] = float(claim.p_entail)
+            if self.capture_content:
+                event["ene.claim.text"] = truncate(claim.text, cut)
+            else:
+                event["ene.claim.sha256"] = short_hash(claim.text)
+            yield event
+
+
+# -- answer-level evaluations --------------------------------------------------------------------
+def answer_evaluations(eng: Any) -> list[dict[str, Any]]:
+    """The answer-level results as OpenInference evaluation objects (name/score/label/...)."""
+    c = eng.counts
+    out: list[dict[str, Any]] = []
+    checkable = [x for x in eng.claims if x.checkable]
+    bad = [x.index for x in checkable if x.status != "supported"]
+    if c.checkable_claims:
+        label = "contradicted" if c.contradicted else "unsupported" if bad else "supported"
+        note = f"{c.supported} of {c.checkable_claims} claims supported"
+        if bad:
+            note += "; not supported: " + _claims(bad)
+        score: float | None = c.supported / c.checkable_claims
+    else:
+        label, note, score = "no_claims", "the answer has no checkable claims", None
+    out.append(_evaluation("ene.support", score, label, note))
+
+    unused = [x.id for x in eng.contexts if not x.used]
+    if c.contexts:
+        label = "none_used" if c.contexts_used == 0 else "some_unused" if unused else "all_used"
+        note = f"{c.contexts_used} of {c.contexts} contexts used"
+        if unused:
+            note += "; unused: " + ", ".join(unused[:20]) + (" …" if len(unused) > 20 else "")
+        out.append(_evaluation("ene.context_use", c.contexts_used / c.contexts, label, note))
+
+    if c.supported:
+        fragile = [x.index for x in checkable if x.classification == "fragile"]
+        label = "fragile" if fragile else "robust"
+        note = f"{len(fragile)} of {c.supported} supported claims rest on a single context"
+        if fragile:
+            note += ": " + _claims(fragile)
+        out.append(_evaluation("ene.fragility", len(fragile) / c.supported, label, note))
+    return out
+
+
+def summary(eng: Any) -> str:
+    """One line for ``output.value``: verdicts and unused contexts (ids only, no content)."""
+    return " · ".join(e["explanation"] for e in answer_evaluations(eng))
+
+
+def _evaluation(name: str, score: float | None, label: str, explanation: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "score": None if score is None else round(float(score), 6),
+        "label": label,
+        "explanation": explanation,
+        "annotator_kind": "CODE",
+    }
+
+
+def _claims(indices: Sequence[int]) -> str:
+    shown = ", ".join(str(i) for i in indices[:20])
+    return f"claim{'s' if len(indices) > 1 else ''} {shown}" + (" …" if len(indices) > 20 else "")
+
+
+def _genai_attributes(evaluation: Mapping[str, Any], cut: int) -> dict[str, Primitive]:
+    out: dict[str, Primitive] = {"gen_ai.evaluation.name": evaluation["name"]}
+    if evaluation["score"] is not None:
+        out["gen_ai.evaluation.score.value"] = evaluation["score"]
+    out["gen_ai.evaluation.score.label"] = evaluation["label"]
+    out["gen_ai.evaluation.explanation"] = truncate(evaluation["explanation"], cut)
+    return out
+
+
+def _limit(limits: Any, name: str) -> int | None:
+    value = getattr(limits, name, None)
+    return value if isinstance(value, int) and value >= 0 else None
+
+
+def _cap(
+    attrs: dict[str, Any], limit: int | None, counter: str | None = None
+) -> tuple[dict[str, Any], int]:
+    """Keep the first attributes (priority order) within ``limit``; the count of the dropped
+    ones goes into the ``counter`` attribute, which takes one of the slots."""
+    if limit is None or len(attrs) <= limit:
+        return attrs, 0
+    keep = limit - 1 if counter and limit > 0 else limit
+    dropped = len(attrs) - keep
+    kept = dict(list(attrs.items())[:keep])
+    if counter and limit > 0:
+        kept[counter] = dropped
+    return kept, dropped
