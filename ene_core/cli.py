@@ -1,12 +1,15 @@
-"""The ``ene`` command line: ``ene eval``, ``ene evaluate``, ``ene schema``."""
+"""The ``ene`` command line: ``ene eval``, ``evaluate``, ``report``, ``view``, ``schema``."""
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import IO, Any
 
 from .engine import NecessityEngine, Request
@@ -26,88 +29,205 @@ def build_engine(args: argparse.Namespace) -> NecessityEngine:
     return NecessityEngine(oracle, args.threshold)
 
 
-def read_requests(
-    stream: IO[str], on_error: str, errors: IO[str]
-) -> Iterator[tuple[int, Request | str]]:
-    """``(line number, request)`` per input line, or ``(line number, error message)``."""
-    for number, line in enumerate(stream, start=1):
+ENGINE_OPTIONS = ("oracle", "model", "threshold", "batch_size", "device")
+
+
+def engine_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The engine flags as a plain dict: ``build_engine(argparse.Namespace(**options))``."""
+    return {name: getattr(args, name) for name in ENGINE_OPTIONS}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of one input line; plain strings, so it crosses process boundaries (Ray).
+
+    ``kind`` is ``ok`` (``text`` is the ENG JSON), ``bad`` (not a request), ``failed`` (the
+    evaluation raised) or ``blank`` (an empty line: nothing written).
+    """
+
+    kind: str
+    text: str = ""
+    id: str | None = None
+
+
+def parse_request(line: str) -> Request:
+    """One JSONL line as a request; raises ``json.JSONDecodeError`` or :class:`EneError`."""
+    item = json.loads(line)
+    if not isinstance(item, dict):
+        raise EneError("each line must be a JSON object")
+    return Request.from_mapping(item)
+
+
+def evaluate_lines(engine: NecessityEngine, lines: Sequence[str]) -> list[Outcome]:
+    """Evaluate input lines (one request each) in one engine batch; one outcome per line."""
+    parsed: list[Request | Outcome] = []
+    for line in lines:
         if not line.strip():
+            parsed.append(Outcome("blank"))
             continue
         try:
-            item = json.loads(line)
-            if not isinstance(item, dict):
-                raise EneError("each line must be a JSON object")
-            yield number, Request.from_mapping(item)
+            parsed.append(parse_request(line))
         except (json.JSONDecodeError, EneError) as exc:
-            message = f"line {number}: {exc}"
-            if on_error == "fail":
-                raise SystemExit(f"ene eval: {message}") from None
-            print(f"ene eval: skipped {message}", file=errors)
-            yield number, message
+            parsed.append(Outcome("bad", str(exc)))
+    requests = [r for r in parsed if isinstance(r, Request)]
+    results = iter(engine.evaluate_many(requests, return_exceptions=True))
+    outcomes = []
+    for item in parsed:
+        if isinstance(item, Outcome):
+            outcomes.append(item)
+            continue
+        result = next(results)
+        if isinstance(result, BaseException):
+            outcomes.append(Outcome("failed", f"{type(result).__name__}: {result}", item.id))
+        else:
+            outcomes.append(Outcome("ok", result.to_json(), item.id))
+    return outcomes
+
+
+class OutcomeWriter:
+    """Writes outcomes as ``ene eval`` output, in the order given, and counts them."""
+
+    def __init__(self, out: IO[str], *, on_error: str = "skip", errors: IO[str] | None = None):
+        self.out = out
+        self.on_error = on_error
+        self.errors = errors or sys.stderr
+        self.counts = {"ok": 0, "failed": 0, "bad_lines": 0}
+        self.started = time.monotonic()
+
+    def write(self, number: int, outcome: Outcome) -> None:
+        """Write the outcome of input line ``number`` (1-based); raise SystemExit on ``fail``."""
+        if outcome.kind == "ok":
+            self.counts["ok"] += 1
+            self.out.write(outcome.text + "\n")
+            return
+        if outcome.kind == "blank":
+            return
+        bad = outcome.kind == "bad"
+        self.counts["bad_lines" if bad else "failed"] += 1
+        message = f"line {number}: {outcome.text}"
+        if self.on_error == "fail":
+            raise SystemExit(f"ene eval: {message}")
+        print(f"ene eval: {'skipped' if bad else 'failed'} {message}", file=self.errors)
+        if self.on_error == "record":
+            record = (
+                {"line": number, "error": message}
+                if bad
+                else {"line": number, "id": outcome.id, "error": message}
+            )
+            self.out.write(json.dumps(record) + "\n")
+
+    def progress(self) -> None:
+        if self.errors.isatty():
+            done = sum(self.counts.values())
+            rate = done / max(time.monotonic() - self.started, 1e-9)
+            print(
+                f"\rene eval: {done} requests, {rate:.1f}/s", end="", file=self.errors, flush=True
+            )
+
+    def finish(self) -> dict[str, int]:
+        lead = "\r" if self.errors.isatty() else ""
+        c = self.counts
+        summary = f"{c['ok']} evaluated, {c['failed']} failed, {c['bad_lines']} bad lines"
+        print(f"{lead}ene eval: {summary}", file=self.errors)
+        return c
 
 
 def eval_lines(
     engine: NecessityEngine,
-    stream: IO[str],
+    stream: Iterable[str],
     out: IO[str],
     *,
     on_error: str = "skip",
     chunk: int = 32,
     errors: IO[str] | None = None,
 ) -> dict[str, int]:
-    """Evaluate a JSONL stream into ENG JSONL, ``chunk`` requests per engine batch, in order."""
-    errors = errors or sys.stderr
-    counts = {"ok": 0, "failed": 0, "bad_lines": 0}
-    started = time.monotonic()
-    pending: list[tuple[int, Request | str]] = []
+    """Evaluate a JSONL stream into ENG JSONL, ``chunk`` lines per engine batch, in order."""
+    writer = OutcomeWriter(out, on_error=on_error, errors=errors)
+    lines = iter(stream)
+    number = 1
+    while batch := list(itertools.islice(lines, chunk)):
+        for offset, outcome in enumerate(evaluate_lines(engine, batch)):
+            writer.write(number + offset, outcome)
+        number += len(batch)
+        writer.progress()
+    return writer.finish()
 
-    def flush() -> None:
-        requests = [r for _, r in pending if isinstance(r, Request)]
-        outcomes = iter(engine.evaluate_many(requests, return_exceptions=True))
-        for number, item in pending:
-            if isinstance(item, str):
-                counts["bad_lines"] += 1
-                if on_error == "record":
-                    out.write(json.dumps({"line": number, "error": item}) + "\n")
-                continue
-            outcome = next(outcomes)
-            if isinstance(outcome, BaseException):
-                counts["failed"] += 1
-                message = f"line {number}: {type(outcome).__name__}: {outcome}"
-                if on_error == "fail":
-                    raise SystemExit(f"ene eval: {message}")
-                print(f"ene eval: failed {message}", file=errors)
-                if on_error == "record":
-                    out.write(json.dumps({"line": number, "id": item.id, "error": message}) + "\n")
-                continue
-            counts["ok"] += 1
-            out.write(outcome.to_json() + "\n")
-        pending.clear()
-        if errors.isatty():
-            done = sum(counts.values())
-            rate = done / max(time.monotonic() - started, 1e-9)
-            print(f"\rene eval: {done} requests, {rate:.1f}/s", end="", file=errors, flush=True)
 
-    for entry in read_requests(stream, on_error, errors):
-        pending.append(entry)
-        if len(pending) >= chunk:
-            flush()
-    if pending:
-        flush()
-    lead = "\r" if errors.isatty() else ""
-    print(
-        f"{lead}ene eval: {counts['ok']} evaluated, {counts['failed']} failed, "
-        f"{counts['bad_lines']} bad lines",
-        file=errors,
-    )
-    return counts
+def input_files(path: str) -> list[str]:
+    """A JSONL file, or a directory's shards in name order (hidden and ``_`` files skipped)."""
+    if "://" in path or not os.path.isdir(path):
+        return [path]
+    names = sorted(n for n in os.listdir(path) if not n.startswith((".", "_")))
+    files = [os.path.join(path, n) for n in names if os.path.isfile(os.path.join(path, n))]
+    if not files:
+        raise EneError(f"{path} is a directory with no input files")
+    return files
+
+
+def read_lines(paths: Sequence[str]) -> Iterator[str]:
+    """The lines of ``paths`` one after another (line numbers run on across shards)."""
+    for path in paths:
+        with open(path, encoding="utf-8") as stream:
+            yield from stream
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    engine = build_engine(args)
-    with open(args.input, encoding="utf-8") as src, open(args.output, "w", encoding="utf-8") as out:
-        counts = eval_lines(engine, src, out, on_error=args.on_error)
+    files = input_files(args.input)
+    if args.backend == "ray":
+        from ene_integrations.ray import eval_with_ray
+
+        counts = eval_with_ray(
+            files,
+            args.output,
+            engine_options=engine_options(args),
+            on_error=args.on_error,
+            workers=args.workers,
+            num_gpus_per_worker=args.num_gpus_per_worker,
+            address=args.ray_address,
+        )
+    else:
+        engine = build_engine(args)
+        with open(args.output, "w", encoding="utf-8") as out:
+            counts = eval_lines(engine, read_lines(files), out, on_error=args.on_error)
+    if args.report:
+        _write_report(args.output, args.report, title=f"ENE report: {args.input}")
     return 0 if counts["failed"] == 0 or args.on_error != "fail" else 1
+
+
+def _write_report(results: str, html_path: str | None, *, title: str, seed: int = 0) -> Any:
+    from .report import read_results, summarize
+    from .viewer import render_html
+
+    engs, failed = read_results(results)
+    report = summarize(engs, failed, seed=seed)
+    if html_path:
+        with open(html_path, "w", encoding="utf-8") as out:
+            out.write(render_html(engs, report=report, title=title))
+        print(f"ene: wrote {html_path}", file=sys.stderr)
+    return report
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    report = _write_report(
+        args.results, args.html, title=f"ENE report: {args.results}", seed=args.seed
+    )
+    print(json.dumps(report.to_dict(), indent=2) if args.json else report.to_table())
+    return 0
+
+
+def _cmd_view(args: argparse.Namespace) -> int:
+    from .report import read_results
+    from .viewer import render_html
+
+    engs, _ = read_results(args.eng)
+    if not engs:
+        raise EneError(f"{args.eng} holds no ENG")
+    output = args.output or os.path.splitext(args.eng)[0] + ".html"
+    title = f"ENG {engs[0].id or os.path.basename(args.eng)}" if len(engs) == 1 else args.eng
+    with open(output, "w", encoding="utf-8") as out:
+        out.write(render_html(engs, title=title, max_requests=args.limit))
+    print(output)
+    return 0
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
@@ -169,8 +289,33 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("input")
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--on-error", choices=["skip", "fail", "record"], default="skip")
+    p.add_argument("--report", metavar="HTML", help="also write the HTML report of the results")
+    p.add_argument(
+        "--backend",
+        choices=["local", "ray"],
+        default="local",
+        help="'ray' evaluates on a Ray cluster (or a local one) with Ray Data; needs ene[ray]",
+    )
+    p.add_argument("--workers", type=int, help="ray: evaluation actors (default: autoscale)")
+    p.add_argument(
+        "--num-gpus-per-worker", type=float, default=0.0, help="ray: GPUs per actor (default 0)"
+    )
+    p.add_argument("--ray-address", help="ray: cluster address (default: RAY_ADDRESS or local)")
     _add_engine_options(p)
     p.set_defaults(func=_cmd_eval)
+
+    p = sub.add_parser("report", help="aggregate statistics over an ene eval output")
+    p.add_argument("results", help="ENG JSONL written by ene eval")
+    p.add_argument("--html", metavar="HTML", help="also write the HTML report")
+    p.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.set_defaults(func=_cmd_report)
+
+    p = sub.add_parser("view", help="write a self-contained HTML view of ENGs")
+    p.add_argument("eng", help="an ENG JSON file or ENG JSONL")
+    p.add_argument("-o", "--output", help="HTML file (default: next to the input)")
+    p.add_argument("--limit", type=int, default=200, help="most requests shown (default 200)")
+    p.set_defaults(func=_cmd_view)
 
     p = sub.add_parser("evaluate", help="evaluate one answer and print its ENG")
     p.add_argument("--answer", required=True)
