@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import re
+import runpy
 import threading
 import time
 import uuid
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -642,3 +644,31 @@ def test_pruner_wiring_errors_raise(engine: NecessityEngine) -> None:
         NecessityPruner(engine).invoke({"answer": "x", "docs": []})
     with pytest.raises(ValueError, match="keep"):
         NecessityPruner(engine, keep="all")  # type: ignore[arg-type]
+
+
+# -- the example, end to end --------------------------------------------------------------------
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "langchain_rag.py"
+
+
+def run_example(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    namespace = runpy.run_path(str(EXAMPLE), run_name="langchain_rag_example")
+    assert namespace["main"](list(argv)) == 0
+    return capsys.readouterr().out
+
+
+def test_example_runs_with_the_keyword_oracle(capsys: pytest.CaptureFixture[str]) -> None:
+    out = run_example(capsys, "--oracle", "keyword")
+    assert "needs: range" in out and "needs: charging" in out
+    unused = out.split("Unused chunks:")[1].split("Contexts:")[0]
+    assert "weight:" in unused and "range:" not in unused
+    assert "sources kept: ['range', 'charging']" in out
+
+
+def test_example_runs_with_the_default_verifier(capsys: pytest.CaptureFixture[str]) -> None:
+    from ene_core.oracle import DEFAULT_MODEL_DIR
+
+    if not (DEFAULT_MODEL_DIR / "config.json").is_file():
+        pytest.skip(f"the default verifier is not installed yet at {DEFAULT_MODEL_DIR}")
+    out = run_example(capsys)
+    assert "Claims:" in out and "Necessary chunks:" in out and "sources kept:" in out
