@@ -248,10 +248,9 @@ class NecessitySpanRecorder:
         attrs, dropped_items = self._attributes(result, where, evaluations, dropped_events)
         attrs, dropped_attrs = _cap(attrs, max_attrs, "ene.attributes.dropped")
         span.set_attributes(attrs)
-        for event in genai:
-            span.add_event(GENAI_EVENT, _cap(event, max_event_attrs)[0], result.ended_ns)
-        for event in claims:
-            span.add_event(CLAIM_EVENT, _cap(event, max_event_attrs)[0], result.ended_ns)
+        events = [(GENAI_EVENT, e) for e in genai] + [(CLAIM_EVENT, e) for e in claims]
+        for name, event in events:
+            span.add_event(name, _cap(dict(event), max_event_attrs)[0], result.ended_ns)
         if result.error is not None:
             span.set_status(Status(StatusCode.ERROR, truncate(result.error, self.max_value_length)))
         span.end(end_time=max(result.ended_ns, result.started_ns))

@@ -55,12 +55,10 @@ def document_annotations(
         return []
     out: list[dict[str, Any]] = []
     for ctx, ref in zip(eng.contexts, refs, strict=False):
-        if not isinstance(ref, Mapping):
+        found = document_ref(ref)
+        if found is None:
             continue
-        span_id = _span_id(ref.get("span_id"))
-        position = ref.get("position")
-        if span_id is None or not isinstance(position, int) or position < 0:
-            continue
+        span_id, position = found
         if ctx.necessary_for:
             label = "necessary"
             claims = ", ".join(_claim(eng, k, capture_content) for k in ctx.necessary_for)
@@ -90,6 +88,28 @@ def document_annotations(
             }
         )
     return out
+
+
+def document_ref(ref: Any) -> tuple[str, int] | None:
+    """``(retriever span id as 16 hex digits, document position)`` from a ``documents`` entry.
+
+    Accepts ``{"span_id": int | hex, "position": int}`` or an OTel ``SpanContext`` under
+    ``"span_context"`` / ``"retriever_trace"`` with ``"retriever_position"`` (else
+    ``"position"``), the position of the document in that retriever span's output.
+    """
+    if not isinstance(ref, Mapping):
+        return None
+    span_id = _span_id(ref.get("span_id"))
+    if span_id is None:
+        ctx = ref.get("span_context") or ref.get("retriever_trace")
+        if ctx is not None and getattr(ctx, "is_valid", False):
+            span_id = _span_id(ctx.span_id)
+    position = ref.get("retriever_position")
+    if position is None:
+        position = ref.get("position")
+    if span_id is None or isinstance(position, bool) or not isinstance(position, int):
+        return None
+    return (span_id, position) if position >= 0 else None
 
 
 def _claim(eng: Any, index: int, capture_content: bool) -> str:

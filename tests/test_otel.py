@@ -1,0 +1,684 @@
+"""OpenTelemetry span recorder and Phoenix document annotations (SDK InMemorySpanExporter).
+
+The span contract of docs/tracing.md: name, kind, timestamps, placement (child / link / root),
+flat attributes, inline evaluations, GenAI events, per-claim events, content capture, limits.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("opentelemetry.sdk")
+
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan, SpanLimits, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.util._once import Once
+
+from ene_core import NecessityDispatcher, NecessityEngine, NecessityResult
+from ene_integrations.otel import (
+    CLAIM_EVENT,
+    GENAI_EVENT,
+    SPAN_NAME,
+    NecessitySpanRecorder,
+    current_span_context,
+    default_recorders,
+    document_refs,
+)
+from ene_integrations.phoenix import (
+    PhoenixDocumentAnnotator,
+    document_annotations,
+    document_ref,
+)
+
+CONTEXTS = [
+    {"id": "paris", "text": "Paris is the capital of France."},
+    {"id": "banana", "text": "Bananas are a yellow fruit."},
+    {"id": "tower", "text": "The Eiffel Tower stands in Paris."},
+    {"id": "tower2", "text": "In Paris the Eiffel Tower stands tall."},
+]
+ANSWER = "Paris is the capital of France. The Eiffel Tower stands in Paris. Berlin has 9 moons."
+SECRET_WORDS = ("capital", "Bananas", "Eiffel", "Berlin", "moons")
+
+
+@pytest.fixture
+def exporter() -> InMemorySpanExporter:
+    return InMemorySpanExporter()
+
+
+@pytest.fixture
+def provider(exporter: InMemorySpanExporter) -> TracerProvider:
+    tp = TracerProvider()
+    tp.add_span_processor(SimpleSpanProcessor(exporter))
+    return tp
+
+
+@pytest.fixture
+def global_provider(provider: TracerProvider) -> Iterator[TracerProvider]:
+    """Install ``provider`` globally for one test (OpenTelemetry allows it once per process)."""
+    saved = trace._TRACER_PROVIDER
+    trace._TRACER_PROVIDER_SET_ONCE = Once()
+    trace.set_tracer_provider(provider)
+    yield provider
+    trace._TRACER_PROVIDER = saved
+    trace._TRACER_PROVIDER_SET_ONCE = Once()
+    if saved is not None:
+        trace._TRACER_PROVIDER_SET_ONCE._done = True
+
+
+def evaluate(engine: NecessityEngine, *, trace_ctx: Any = None, **kw: Any) -> NecessityResult:
+    dispatcher = NecessityDispatcher(engine, mode="inline")
+    out = dispatcher.dispatch("req-1", ANSWER, CONTEXTS, "What about Paris?", trace=trace_ctx, **kw)
+    assert out is not None and out.ok
+    return out
+
+
+def request_span(provider: TracerProvider) -> Any:
+    with provider.get_tracer("app").start_as_current_span("rag") as span:
+        ctx = current_span_context()
+    assert ctx == span.get_span_context()
+    return ctx
+
+
+def only_span(exporter: InMemorySpanExporter) -> ReadableSpan:
+    spans = [s for s in exporter.get_finished_spans() if s.name == SPAN_NAME]
+    assert len(spans) == 1
+    return spans[0]
+
+
+def all_strings(span: ReadableSpan) -> list[str]:
+    values: list[Any] = list(span.attributes.values())
+    for event in span.events:
+        values += list(event.attributes.values())
+    flat: list[str] = []
+    for v in values:
+        flat += [str(x) for x in v] if isinstance(v, tuple | list) else [str(v)]
+    return flat
+
+
+# -- the seam ----------------------------------------------------------------------------------
+def test_current_span_context_outside_inside_and_without_opentelemetry(
+    provider: TracerProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert current_span_context() is None
+    with provider.get_tracer("t").start_as_current_span("s") as span:
+        assert current_span_context() == span.get_span_context()
+        monkeypatch.setitem(__import__("sys").modules, "opentelemetry", None)
+        assert current_span_context() is None  # opentelemetry not importable: None, no raise
+
+
+def test_default_recorders_only_with_an_sdk_provider(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in ("PHOENIX_COLLECTOR_ENDPOINT", "PHOENIX_ENDPOINT", "PHOENIX_BASE_URL"):
+        monkeypatch.delenv(key, raising=False)
+    assert not isinstance(trace.get_tracer_provider(), TracerProvider)
+    assert default_recorders() == []
+
+
+def test_default_recorders_with_a_global_sdk_provider(
+    global_provider: TracerProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key in ("PHOENIX_COLLECTOR_ENDPOINT", "PHOENIX_ENDPOINT", "PHOENIX_BASE_URL"):
+        monkeypatch.delenv(key, raising=False)
+    recorders = default_recorders()
+    assert [type(r) for r in recorders] == [NecessitySpanRecorder]
+    pytest.importorskip("phoenix.client")
+    monkeypatch.setenv("PHOENIX_COLLECTOR_ENDPOINT", "http://127.0.0.1:9")
+    assert [type(r) for r in default_recorders()] == [
+        NecessitySpanRecorder,
+        PhoenixDocumentAnnotator,
+    ]
+    assert [type(r) for r in default_recorders(phoenix=False)] == [NecessitySpanRecorder]
+
+
+# -- the span contract --------------------------------------------------------------------------
+def test_span_contract(
+    keyword_engine: NecessityEngine, provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    result = evaluate(keyword_engine, metadata={"framework": "test", "skip": {"a": 1}})
+    NecessitySpanRecorder(provider)(result)
+    span = only_span(exporter)
+    a = span.attributes
+    assert span.start_time == result.started_ns and span.end_time == result.ended_ns
+    assert span.instrumentation_scope.name == "ene"
+    assert a["openinference.span.kind"] == "EVALUATOR"
+    assert a["ene.schema_version"] == "1.0" and a["ene.status"] == "ok"
+    assert a["ene.verifier.model"] == "keyword-oracle" and a["ene.verifier.threshold"] == 0.5
+    eng = result.eng
+    assert eng is not None
+    assert (a["ene.claims.total"], a["ene.claims.supported"]) == (3, eng.counts.supported)
+    assert a["ene.claims.supported"] == 2 and a["ene.claims.unsupported"] == 1
+    assert a["ene.contexts.total"] == 4 and a["ene.contexts.unused"] == eng.counts.contexts_unused
+    assert tuple(a["ene.contexts.unused_ids"]) == tuple(c.id for c in eng.unused_contexts)
+    assert "banana" in a["ene.contexts.unused_ids"]
+    assert a["ene.tokens.saved"] == eng.counts.tokens_saved
+    assert a["ene.oracle.checks"] == eng.stats.oracle_checks
+    assert a["ene.framework"] == "test" and "ene.metadata.skip" not in a
+    for value in a.values():  # flat: primitives or homogeneous lists only
+        assert isinstance(value, str | bool | int | float | tuple)
+        if isinstance(value, tuple):
+            assert len({type(x) for x in value}) <= 1
+    # OpenInference inline evaluations, mirrored by GenAI events
+    names = [a[f"evaluations.{i}.evaluation.name"] for i in range(3)]
+    assert names == ["ene.support", "ene.context_use", "ene.fragility"]
+    assert a["evaluations.0.evaluation.label"] == "unsupported"
+    assert a["evaluations.0.evaluation.score"] == pytest.approx(2 / 3, abs=1e-6)
+    assert a["evaluations.0.evaluation.annotator_kind"] == "CODE"
+    assert "claim 2" in a["evaluations.0.evaluation.explanation"]
+    genai = [e for e in span.events if e.name == GENAI_EVENT]
+    assert [e.attributes["gen_ai.evaluation.name"] for e in genai] == names
+    assert genai[0].attributes["gen_ai.evaluation.score.label"] == "unsupported"
+    assert genai[0].attributes["gen_ai.evaluation.score.value"] == pytest.approx(2 / 3, abs=1e-6)
+    # one ene.claim event per checkable claim
+    claims = [e.attributes for e in span.events if e.name == CLAIM_EVENT]
+    assert [c["ene.claim.index"] for c in claims] == [0, 1, 2]
+    assert claims[0]["ene.claim.status"] == "supported"
+    assert tuple(claims[0]["ene.claim.necessary_context_ids"]) == ("paris",)
+    assert claims[1]["ene.claim.classification"] == "robust"  # two towers: neither necessary
+    assert claims[2]["ene.claim.status"] in ("unsupported", "contradicted")
+    assert claims[0]["ene.claim.p_entail"] == pytest.approx(eng.claims[0].p_entail)
+    assert a["ene.claim_events.dropped"] == 0 and span.dropped_events == 0
+
+
+def test_content_is_not_exported_by_default(
+    keyword_engine: NecessityEngine, provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    NecessitySpanRecorder(provider)(evaluate(keyword_engine))
+    span = only_span(exporter)
+    text = " ".join(all_strings(span))
+    assert not [w for w in SECRET_WORDS if w in text]
+    assert "input.value" not in span.attributes
+    assert len(span.attributes["ene.answer.sha256"]) == 16
+    assert all("ene.claim.sha256" in e.attributes for e in span.events if e.name == CLAIM_EVENT)
+
+
+def test_content_capture_opt_in(
+    keyword_engine: NecessityEngine, provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    NecessitySpanRecorder(provider, capture_content=True)(evaluate(keyword_engine))
+    span = only_span(exporter)
+    assert span.attributes["input.value"] == ANSWER
+    assert span.attributes["ene.question"] == "What about Paris?"
+    claims = [e.attributes for e in span.events if e.name == CLAIM_EVENT]
+    assert claims[2]["ene.claim.text"] == "Berlin has 9 moons."
+
+
+# -- placement ---------------------------------------------------------------------------------
+def test_child_of_the_request_span(
+    keyword_engine: NecessityEngine, provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    ctx = request_span(provider)
+    NecessitySpanRecorder(provider)(evaluate(keyword_engine, trace_ctx=ctx))
+    span = only_span(exporter)
+    assert span.parent is not None and span.parent.span_id == ctx.span_id
+    assert span.context.trace_id == ctx.trace_id
+    assert not span.links and span.attributes["ene.placement"] == "child"
+
+
+def test_link_mode_is_a_carrier_span_with_exactly_one_link(
+    keyword_engine: NecessityEngine, provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    ctx = request_span(provider)
+    NecessitySpanRecorder(provider, link_mode="link")(evaluate(keyword_engine, trace_ctx=ctx))
+    span = only_span(exporter)
+    assert span.parent is None and span.context.trace_id != ctx.trace_id
+    assert len(span.links) == 1
+    assert span.links[0].context == ctx
+    assert span.links[0].attributes["ene.link.type"] == "evaluates"
+    assert span.attributes["ene.placement"] == "link"
+
+
+def test_auto_links_late_evaluations(
+    keyword_engine: NecessityEngine, provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    ctx = request_span(provider)
+    result = evaluate(keyword_engine, trace_ctx=ctx)
+    recorder = NecessitySpanRecorder(provider, link_after_s=60)
+    assert recorder.placement(result) == "child"
+    late = NecessityResult(
+        "late", result.eng, None, result.started_ns, result.started_ns + 61 * 10**9, ctx
+    )
+    assert recorder.placement(late) == "link"
+    recorder(late)
+    assert len(only_span(exporter).links) == 1
+
+
+def test_no_request_span_gives_a_root_even_inside_another_span(
+    keyword_engine: NecessityEngine, provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    result = evaluate(keyword_engine)
+    with provider.get_tracer("app").start_as_current_span("unrelated"):
+        NecessitySpanRecorder(provider)(result)  # e.g. inline mode, on the caller's thread
+    span = only_span(exporter)
+    assert span.parent is None and not span.links
+    assert span.attributes["ene.placement"] == "root"
+
+
+def test_dispatcher_background_mode_parents_on_the_worker_thread(
+    keyword_engine: NecessityEngine, provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    recorder = NecessitySpanRecorder(provider)
+    dispatcher = NecessityDispatcher(keyword_engine, recorders=[recorder])
+    threads: list[str] = []
+    dispatcher.recorders.append(lambda r: threads.append(threading.current_thread().name))
+    with provider.get_tracer("app").start_as_current_span("rag") as rag:
+        dispatcher.dispatch("bg", ANSWER, CONTEXTS, trace=current_span_context())
+    dispatcher.result("bg", timeout=10)
+    span = only_span(exporter)
+    assert span.parent is not None and span.parent.span_id == rag.get_span_context().span_id
+    assert threads and threads[0] != threading.current_thread().name
+    assert recorder.stats["spans"] == 1
+
+
+# -- errors, limits, truncation -----------------------------------------------------------------
+def test_error_result(provider: TracerProvider, exporter: InMemorySpanExporter) -> None:
+    failed = NecessityResult("bad", None, "OracleError: model crashed", 10, 20, None, None)
+    NecessitySpanRecorder(provider)(failed)
+    span = only_span(exporter)
+    assert span.status.status_code is trace.StatusCode.ERROR
+    assert span.status.description == "OracleError: model crashed"
+    assert span.attributes["error.type"] == "OracleError"
+    assert span.attributes["ene.status"] == "error" and not span.events
+
+
+def test_recorder_never_raises(provider: TracerProvider, caplog: pytest.LogCaptureFixture) -> None:
+    recorder = NecessitySpanRecorder(provider)
+    with caplog.at_level(logging.WARNING, logger="ene.otel"):
+        recorder(object())  # not a NecessityResult
+        recorder(None)
+    assert recorder.stats["failures"] == 2
+    assert len([r for r in caplog.records if r.name == "ene.otel"]) == 1  # logged once
+
+
+def test_sdk_limits_are_respected_and_drops_counted(
+    keyword_engine: NecessityEngine,
+    exporter: InMemorySpanExporter,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    limits = SpanLimits(max_span_attributes=12, max_events=4, max_event_attributes=3)
+    tp = TracerProvider(span_limits=limits)
+    tp.add_span_processor(SimpleSpanProcessor(exporter))
+    recorder = NecessitySpanRecorder(tp)
+    with caplog.at_level(logging.WARNING):
+        recorder(evaluate(keyword_engine))
+    span = only_span(exporter)
+    assert span.dropped_attributes == 0 and span.dropped_events == 0  # we capped, not the SDK
+    assert not [r for r in caplog.records if r.name.startswith("opentelemetry")]
+    a = span.attributes
+    assert len(a) == 12 and a["openinference.span.kind"] == "EVALUATOR"
+    assert a["ene.attributes.dropped"] > 0
+    assert [e.name for e in span.events] == [GENAI_EVENT] * 3 + [CLAIM_EVENT]
+    assert a["ene.claim_events.dropped"] == 2
+    assert all(len(e.attributes) <= 3 for e in span.events)
+    assert recorder.stats["dropped_events"] == 2
+
+
+def test_own_caps_and_truncation(
+    keyword_engine: NecessityEngine, provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    contexts = [{"id": f"doc-{i:02d}-" + "x" * 60, "text": f"Filler {i}."} for i in range(30)]
+    contexts.append(CONTEXTS[0])
+    dispatcher = NecessityDispatcher(keyword_engine, mode="inline")
+    result = dispatcher.dispatch("r", ANSWER, contexts)
+    assert result is not None
+    recorder = NecessitySpanRecorder(
+        provider, max_value_length=32, max_claim_events=1, max_list_items=5
+    )
+    recorder(result)
+    a = only_span(exporter).attributes
+    assert len(a["ene.contexts.unused_ids"]) == 5
+    assert all(len(x) <= 32 and x.endswith("…") for x in a["ene.contexts.unused_ids"])
+    assert a["ene.list_items.dropped"] >= 25
+    assert a["ene.claim_events.dropped"] == 2
+    assert all(len(v) <= 32 for v in a.values() if isinstance(v, str))
+
+
+# -- the adapters, in every mode ------------------------------------------------------------------
+class OTelLogs(logging.Handler):
+    """Collects WARNING+ records from OpenTelemetry's loggers (e.g. 'Failed to detach context')."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.name.startswith("opentelemetry"):
+            self.records.append(record)
+
+
+@pytest.fixture
+def otel_logs() -> Iterator[OTelLogs]:
+    grab = OTelLogs()
+    logging.getLogger().addHandler(grab)
+    yield grab
+    logging.getLogger().removeHandler(grab)
+
+
+def wait_for_spans(exporter: InMemorySpanExporter, n: int) -> list[ReadableSpan]:
+    for _ in range(200):
+        spans = [s for s in exporter.get_finished_spans() if s.name == SPAN_NAME]
+        if len(spans) >= n:
+            return spans
+        threading.Event().wait(0.05)
+    raise AssertionError(f"expected {n} {SPAN_NAME} spans, got {len(spans)}")
+
+
+def check_children(spans: list[ReadableSpan], parents: dict[int, int], framework: str) -> None:
+    """One span per request, each a child of the span that was current for its request."""
+    assert sorted(s.parent.span_id for s in spans if s.parent) == sorted(parents.values())
+    assert len({s.attributes["ene.request_id"] for s in spans}) == len(spans)
+    for span in spans:
+        assert span.context.trace_id == next(
+            t for t, p in parents.items() if p == span.parent.span_id
+        )
+        assert span.attributes["ene.placement"] == "child"
+        assert span.attributes["ene.framework"] == framework
+        assert span.attributes["ene.status"] == "ok"
+        assert span.attributes["ene.contexts.total"] == 4
+        assert span.attributes["ene.claims.supported"] == 2
+
+
+LC_MODES = ["invoke", "ainvoke", "stream", "astream", "batch", "abatch"]
+
+
+@pytest.mark.parametrize("handler_mode", ["background", "inline"])
+@pytest.mark.parametrize("mode", LC_MODES)
+def test_langchain_modes(
+    mode: str,
+    handler_mode: str,
+    keyword_engine: NecessityEngine,
+    provider: TracerProvider,
+    exporter: InMemorySpanExporter,
+    otel_logs: OTelLogs,
+) -> None:
+    pytest.importorskip("langchain_core")
+    import asyncio
+
+    from langchain_core.callbacks import CallbackManagerForRetrieverRun
+    from langchain_core.documents import Document
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+    from langchain_core.output_parsers import StrOutputParser
+    from langchain_core.prompts import ChatPromptTemplate
+    from langchain_core.retrievers import BaseRetriever
+    from langchain_core.runnables import RunnablePassthrough
+
+    from ene_integrations.langchain import NecessityCallbackHandler
+
+    class ListRetriever(BaseRetriever):
+        def _get_relevant_documents(
+            self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+        ) -> list[Document]:
+            return [Document(c["text"], id=c["id"]) for c in CONTEXTS]
+
+    prompt = ChatPromptTemplate.from_template("{context}\n\nQuestion: {question}")
+    chain = (
+        {"context": ListRetriever(), "question": RunnablePassthrough()}
+        | prompt
+        | FakeListChatModel(responses=[ANSWER])
+        | StrOutputParser()
+    )
+    recorder = NecessitySpanRecorder(provider)
+    handler = NecessityCallbackHandler(keyword_engine, mode=handler_mode, recorders=[recorder])
+    config: Any = {"callbacks": [handler]}
+    tracer = provider.get_tracer("app")
+    parents: dict[int, int] = {}
+
+    async def run(i: int) -> list[str]:
+        with tracer.start_as_current_span(f"request-{i}") as span:
+            ctx = span.get_span_context()
+            parents[ctx.trace_id] = ctx.span_id
+            if mode == "invoke":
+                return [chain.invoke("q", config)]
+            if mode == "ainvoke":
+                return [await chain.ainvoke("q", config)]
+            if mode == "stream":
+                return ["".join(chain.stream("q", config))]
+            if mode == "astream":
+                return ["".join([c async for c in chain.astream("q", config)])]
+            if mode == "batch":
+                return chain.batch(["q1", "q2"], config)
+            return await chain.abatch(["q1", "q2"], config)
+
+    async def main() -> list[str]:
+        out: list[str] = []
+        for i in range(2):
+            out += await run(i)
+        return out
+
+    outputs = asyncio.run(main())
+    per_request = 2 if "batch" in mode else 1
+    assert outputs == [ANSWER] * 2 * per_request  # the app's output is untouched
+    spans = wait_for_spans(exporter, 2 * per_request)
+    assert len(spans) == 2 * per_request
+    if per_request == 1:
+        check_children(spans, parents, "langchain")
+    else:  # both requests of a batch are children of the span current around the batch
+        assert sorted(s.parent.span_id for s in spans) == sorted(list(parents.values()) * 2)
+    assert recorder.stats["failures"] == 0
+    assert not otel_logs.records
+
+
+LI_MODES = ["query", "aquery", "stream", "astream", "batch"]
+
+
+@pytest.mark.parametrize("mode", LI_MODES)
+def test_llama_index_modes(
+    mode: str,
+    keyword_engine: NecessityEngine,
+    provider: TracerProvider,
+    exporter: InMemorySpanExporter,
+    otel_logs: OTelLogs,
+) -> None:
+    pytest.importorskip("llama_index.core")
+    import asyncio
+
+    from llama_index.core import Document, Settings, VectorStoreIndex
+    from llama_index.core.base.llms.types import CompletionResponse, LLMMetadata
+    from llama_index.core.embeddings import MockEmbedding
+    from llama_index.core.llms import CustomLLM
+    from llama_index.core.llms.callbacks import llm_completion_callback
+
+    from ene_integrations import llama_index as eli
+
+    class FixedLLM(CustomLLM):
+        @property
+        def metadata(self) -> LLMMetadata:
+            return LLMMetadata(model_name="fixed")
+
+        @llm_completion_callback()
+        def complete(self, prompt: str, formatted: bool = False, **kw: Any) -> CompletionResponse:
+            return CompletionResponse(text=ANSWER)
+
+        @llm_completion_callback()
+        def stream_complete(self, prompt: str, formatted: bool = False, **kw: Any) -> Any:
+            def gen() -> Iterator[CompletionResponse]:
+                text = ""
+                for word in ANSWER.split(" "):
+                    delta = word if not text else " " + word
+                    text += delta
+                    yield CompletionResponse(text=text, delta=delta)
+
+            return gen()
+
+    Settings.llm = FixedLLM()
+    Settings.embed_model = MockEmbedding(embed_dim=8)
+    index = VectorStoreIndex.from_documents([Document(text=c["text"]) for c in CONTEXTS])
+    recorder = NecessitySpanRecorder(provider)
+    eli.uninstrument()
+    handler = eli.instrument(keyword_engine, recorders=[recorder])
+    tracer = provider.get_tracer("app")
+    parents: dict[int, int] = {}
+
+    async def run(i: int) -> str:
+        streaming = mode in ("stream", "astream")
+        engine = index.as_query_engine(similarity_top_k=4, streaming=streaming)
+        with tracer.start_as_current_span(f"request-{i}") as span:
+            ctx = span.get_span_context()
+            parents[ctx.trace_id] = ctx.span_id
+            if mode == "query":
+                return str(engine.query("Paris?"))
+            if mode == "stream":
+                return "".join(engine.query("Paris?").response_gen)
+            if mode == "astream":
+                response = await engine.aquery("Paris?")
+                return "".join([t async for t in response.async_response_gen()])
+            return str(await engine.aquery("Paris?"))
+
+    async def main() -> list[str]:
+        if mode == "batch":  # concurrent requests, each in its own span
+            return list(await asyncio.gather(run(0), run(1)))
+        return [await run(0), await run(1)]
+
+    try:
+        outputs = asyncio.run(main())
+        assert outputs == [ANSWER] * 2
+        spans = wait_for_spans(exporter, 2)
+    finally:
+        eli.uninstrument()
+    assert len(spans) == 2 and handler.dispatcher.recorders[-1] is recorder
+    check_children(spans, parents, "llama_index")
+    assert recorder.stats["failures"] == 0
+    assert not otel_logs.records
+
+
+# -- Phoenix document annotations ---------------------------------------------------------------
+def test_document_refs_and_ref_formats(provider: TracerProvider) -> None:
+    ctx = request_span(provider)
+    refs = document_refs(ctx, 2, start=1)
+    hex_id = f"{ctx.span_id:016x}"
+    assert refs == [{"span_id": hex_id, "position": 1}, {"span_id": hex_id, "position": 2}]
+    assert document_refs(None, 2) == [None, None]
+    assert document_ref({"span_id": ctx.span_id, "position": 3}) == (hex_id, 3)
+    llama = {"position": 0, "retriever_trace": ctx, "retriever_position": 4}
+    assert document_ref(llama) == (hex_id, 4)
+    assert document_ref({"span_context": ctx, "position": 0}) == (hex_id, 0)
+    for bad in (None, {"run_id": "x", "position": 0}, {"span_id": "nothex", "position": 0}):
+        assert document_ref(bad) is None
+    assert document_ref({"span_id": hex_id, "position": -1}) is None
+    assert document_ref({"span_id": hex_id, "position": True}) is None
+
+
+def test_document_annotations_labels_scores_and_explanations(
+    keyword_engine: NecessityEngine, provider: TracerProvider
+) -> None:
+    retriever = request_span(provider)
+    refs = document_refs(retriever, len(CONTEXTS))
+    refs[3] = None  # this context's retriever span is unknown: no annotation
+    result = evaluate(keyword_engine, metadata={"documents": refs})
+    anns = document_annotations(result)
+    assert [(a["document_position"], a["result"]["label"]) for a in anns] == [
+        (0, "necessary"),
+        (1, "unused"),
+        (2, "used"),
+    ]
+    eng = result.eng
+    assert eng is not None
+    for ann in anns:
+        ctx = eng.contexts[ann["document_position"]]
+        assert ann["name"] == "ene.necessity" and ann["annotator_kind"] == "CODE"
+        assert ann["span_id"] == f"{retriever.span_id:016x}"
+        assert ann["result"]["score"] == pytest.approx(ctx.necessity_score)
+        assert ann["metadata"]["context_id"] == ctx.id
+    assert anns[0]["result"]["explanation"].startswith("Needed by claim 0")
+    assert "Paris" not in anns[0]["result"]["explanation"]
+    with_text = document_annotations(result, capture_content=True)
+    assert '"Paris is the capital of France."' in with_text[0]["result"]["explanation"]
+    assert document_annotations(evaluate(keyword_engine)) == []  # no documents metadata
+
+
+class RecordingSpans:
+    """Stands in for ``phoenix.client.Client().spans``; fails the first ``fail`` calls."""
+
+    def __init__(self, fail: int = 0) -> None:
+        self.calls: list[list[dict[str, Any]]] = []
+        self.fail = fail
+
+    def log_document_annotations(self, *, document_annotations: list[Any], sync: bool) -> None:
+        if self.fail:
+            self.fail -= 1
+            raise ConnectionError("phoenix is down")
+        assert sync is False
+        self.calls.append(list(document_annotations))
+
+
+class RecordingClient:
+    def __init__(self, fail: int = 0) -> None:
+        self.spans = RecordingSpans(fail)
+
+
+def test_annotator_batches_counts_failures_and_never_raises(
+    keyword_engine: NecessityEngine, provider: TracerProvider, caplog: pytest.LogCaptureFixture
+) -> None:
+    retriever = request_span(provider)
+    result = evaluate(keyword_engine, metadata={"documents": document_refs(retriever, 4)})
+    client = RecordingClient(fail=1)
+    annotator = PhoenixDocumentAnnotator(client, batch_size=3, flush_interval_s=0.05)
+    with caplog.at_level(logging.WARNING, logger="ene.phoenix"):
+        annotator(result)  # 4 annotations: a batch of 3 (fails), then 1
+        assert annotator.flush(10)
+        annotator(result)
+        annotator(result)
+        assert annotator.flush(10)
+    stats = annotator.stats
+    assert stats["queued"] == 12 and stats["failed"] == 3 and stats["sent"] == 9
+    assert sum(len(c) for c in client.spans.calls) == 9
+    assert max(len(c) for c in client.spans.calls) == 3
+    assert len([r for r in caplog.records if "phoenix is down" in r.getMessage()]) == 1
+    annotator.close(1)
+    annotator(result)  # after close: ignored, no raise
+    assert annotator.stats["queued"] == 12
+
+
+def test_annotator_queue_is_bounded(
+    keyword_engine: NecessityEngine, provider: TracerProvider
+) -> None:
+    retriever = request_span(provider)
+    result = evaluate(keyword_engine, metadata={"documents": document_refs(retriever, 4)})
+    gate = threading.Event()
+
+    class Slow(RecordingSpans):
+        def log_document_annotations(self, **kw: Any) -> None:
+            gate.wait(5)
+            super().log_document_annotations(**kw)
+
+    client = RecordingClient()
+    client.spans = Slow()
+    annotator = PhoenixDocumentAnnotator(client, batch_size=1, max_queue=4, flush_interval_s=0.01)
+    for _ in range(3):
+        annotator(result)
+    gate.set()
+    assert annotator.flush(10)
+    stats = annotator.stats
+    assert stats["dropped"] >= 4 and stats["sent"] + stats["dropped"] == 12
+
+
+def test_annotator_speaks_the_phoenix_rest_api(
+    keyword_engine: NecessityEngine, provider: TracerProvider
+) -> None:
+    """The real arize-phoenix-client over an httpx mock transport: URL and body."""
+    pytest.importorskip("phoenix.client")
+    import json
+
+    import httpx
+    from phoenix.client import Client
+
+    seen: list[httpx.Request] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(202, json={"data": []})
+
+    http = httpx.Client(base_url="http://phoenix.test", transport=httpx.MockTransport(handle))
+    annotator = PhoenixDocumentAnnotator(Client(http_client=http), flush_spans_first=False)
+    retriever = request_span(provider)
+    annotator(evaluate(keyword_engine, metadata={"documents": document_refs(retriever, 4)}))
+    assert annotator.flush(10) and annotator.stats["sent"] == 4
+    assert len(seen) == 1 and seen[0].url.path == "/v1/document_annotations"
+    body = json.loads(seen[0].content)["data"]
+    assert [d["result"]["label"] for d in body] == ["necessary", "unused", "used", "unused"]
+    assert {d["span_id"] for d in body} == {f"{retriever.span_id:016x}"}
