@@ -61,14 +61,15 @@ font-size:13px}
 .focus [data-key]:not(.hl){opacity:.3}.focus [data-edge]:not(.hl){opacity:.08}
 .claim.hl{outline:2px solid #1d232b}.chunk.hl{box-shadow:0 0 0 2px #1d232b}
 [data-edge]{fill:none;stroke:#1f4e99;stroke-width:2}[data-edge].hl{stroke-width:3.5}
-svg text{font:11px system-ui,sans-serif}
+svg text{font:11px system-ui,sans-serif}svg [data-key]{cursor:pointer}
+.row{display:flex;gap:28px;flex-wrap:wrap;align-items:flex-start}
 table{border-collapse:collapse;font-size:13px}td,th{padding:3px 10px;text-align:right;
 border-bottom:1px solid var(--line)}td:first-child,th:first-child{text-align:left}
 th{color:var(--mute);font-weight:600}.plots{display:flex;gap:24px;flex-wrap:wrap}
 .warnings{color:#8a6d00;font-size:13px}
 """
 
-JS = """
+JS = r"""
 (function () {
   var sections = document.querySelectorAll("[data-eng]");
   function activate(sec, key) {
@@ -97,9 +98,17 @@ JS = """
     });
     sec.addEventListener("mouseleave", function () { activate(sec, pinned); });
     sec.addEventListener("focusin", function (ev) { var k = keyOf(ev); if (k) activate(sec, k); });
+    function pin(k) {
+      pinned = k; activate(sec, k);
+      try { history.replaceState(null, "", "#" + sec.id + (k ? "/" + k : "")); } catch (e) {}
+    }
     sec.addEventListener("click", function (ev) {
-      var k = keyOf(ev); pinned = k && k !== pinned ? k : null; activate(sec, pinned);
+      var k = keyOf(ev); pin(k && k !== pinned ? k : null);
     });
+    var m = /^#(r-[0-9]+)\/([cd][0-9]+)$/.exec(location.hash);
+    if (m && m[1] === sec.id && sec.querySelector('[data-key="' + m[2] + '"]')) {
+      pin(m[2]); sec.scrollIntoView();
+    }
   });
   document.documentElement.setAttribute("data-ene-ready", String(sections.length));
 })();
@@ -217,7 +226,7 @@ def necessity_svg(eng: EvidenceNecessityGraph) -> str:
         color = COLORS.get(claim.status or "", "#888")
         links = " ".join(f"d{i}" for i in claim.necessary)
         out.append(
-            f'<g data-key="c{claim.index}" data-links="{links}" style="cursor:pointer">'
+            f'<g data-key="c{claim.index}" data-links="{links}">'
             f"<title>{esc(_claim_title(claim))}</title>"
             f'<circle cx="{left}" cy="{cy[claim.index]:.1f}" r="10" fill="{color}"/>'
             f'<text x="{left}" y="{cy[claim.index] + 4:.1f}" text-anchor="middle" fill="#fff">'
@@ -231,7 +240,7 @@ def necessity_svg(eng: EvidenceNecessityGraph) -> str:
         y = dy[ctx.index]
         links = " ".join(f"c{k}" for k in ctx.necessary_for)
         out.append(
-            f'<g data-key="d{ctx.index}" data-links="{links}" style="cursor:pointer">'
+            f'<g data-key="d{ctx.index}" data-links="{links}">'
             f"<title>chunk #{ctx.index + 1} ({state}): {esc(ctx.id)}</title>"
             f'<rect x="{right - 11}" y="{y - 9:.1f}" width="22" height="18" rx="4" fill="{fill}" '
             f'stroke="{stroke}" stroke-width="1.5"/><text x="{right}" y="{y + 4:.1f}" '
@@ -312,9 +321,11 @@ def bar_chart(
     ceiling: float | None = None,
     whiskers: Sequence[tuple[float | None, float | None]] | None = None,
     fmt: str = "{:g}",
+    percent_axis: bool = False,
 ) -> str:
     """A small vertical bar chart as inline SVG (optional error whiskers)."""
-    w_bar, gap, h, base, left = 26, 8, 150, 130, 8
+    w_bar, gap, h, base = 26, 8, 150, 130
+    left = 34 if percent_axis else 8
     top = max([*values, *(hi for _, hi in whiskers or () if hi is not None), 0.0])
     ceiling = ceiling or top or 1.0
     width = left + len(values) * (w_bar + gap) + 4
@@ -325,6 +336,14 @@ def bar_chart(
         f'<line x1="{left}" y1="{base}" x2="{width}" y2="{base}" stroke="#9aa4b1"/>'
     ]
     scale = (base - 16) / ceiling
+    if percent_axis:
+        for tick in (0.5, 1.0):
+            y = base - tick * ceiling * scale
+            out.append(
+                f'<line x1="{left}" y1="{y:.1f}" x2="{width}" y2="{y:.1f}" stroke="#e3e7ec"/>'
+                f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end" fill="#9aa4b1">'
+                f"{tick * ceiling:.0%}</text>"
+            )
     for i, (label, value) in enumerate(zip(labels, values, strict=True)):
         x = left + i * (w_bar + gap)
         y = base - value * scale
@@ -396,6 +415,7 @@ def render_report(report: Report, anchors: set[int] | None = None) -> str:
                 [r.value or 0.0 for r in report.by_rank],
                 ceiling=1.0,
                 whiskers=[(r.low, r.high) for r in report.by_rank],
+                percent_axis=True,
             )
         )
     head = "<tr><th>{}</th><th>count</th><th>value</th><th>95% CI</th><th></th></tr>"
@@ -411,25 +431,26 @@ def render_report(report: Report, anchors: set[int] | None = None) -> str:
         + "".join(plots)
         + "</div>"
     ]
-    for key, groups in report.breakdowns.items():
-        parts.append(
-            f"<h3 style='margin-top:16px'>chunks by metadata <code>{esc(key)}</code></h3><table>"
-            f"<tr><th>{esc(key)}</th><th>chunks</th><th>requests</th><th>necessary</th>"
-            f"<th>used</th><th>95% CI</th><th></th></tr>{_group_rows(groups)}</table>"
-        )
+    tables = [
+        f"<div><h3>chunks by <code>{esc(key)}</code></h3><table><tr><th>{esc(key)}</th>"
+        "<th>chunks</th><th>requests</th><th>necessary</th><th>used</th><th>95% CI</th><th></th>"
+        f"</tr>{_group_rows(groups)}</table></div>"
+        for key, groups in report.breakdowns.items()
+    ]
     request_head = (
         "<tr><th>request</th><th>ms</th><th>claims</th><th>fragile</th><th>unsupported</th>"
         "<th>chunks</th><th>unused</th></tr>"
     )
-    for title, rows in (
-        ("slowest requests", report.slowest),
-        ("most fragile", report.most_fragile),
-    ):
-        if rows:
-            parts.append(
-                f"<h3 style='margin-top:16px'>{title}</h3><table>{request_head}"
-                f"{_request_rows(rows, anchors)}</table>"
-            )
+    requests = [
+        f"<div><h3>{title}</h3><table>{request_head}{_request_rows(rows, anchors)}</table></div>"
+        for title, rows in (
+            ("slowest requests", report.slowest),
+            ("most fragile", report.most_fragile),
+        )
+        if rows
+    ]
+    for row in (tables, requests):
+        parts.append('<div class="row" style="margin-top:16px">' + "".join(row) + "</div>")
     if report.warnings:
         parts.append(
             '<div class="warnings">'

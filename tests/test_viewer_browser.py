@@ -1,0 +1,132 @@
+"""The viewer in a real browser: headless Chromium runs the page's script, and the DOM after it
+ran is checked (``--dump-dom``); a screenshot proves it renders. Skips without Chromium
+(``apt-get install chromium``)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import struct
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from ene_core import NecessityEngine
+from ene_core.report import summarize
+from ene_core.testing import KeywordOracle
+from ene_core.viewer import render_html
+
+BROWSER = next(
+    (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None
+)
+pytestmark = pytest.mark.skipif(
+    BROWSER is None, reason="Chromium not installed (Debian: apt-get install -y chromium)"
+)
+
+# Would mark the document if it ever ran: as a script, an event handler or a <svg onload>.
+PAYLOAD = (
+    "<script>document.documentElement.setAttribute('data-pwned','script')</script>"
+    "<img src=x onerror=\"document.documentElement.setAttribute('data-pwned','img')\">"
+    "<svg onload=\"document.documentElement.setAttribute('data-pwned','svg')\"></svg>"
+)
+
+
+def chromium(tmp_path: Path, *args: str) -> str:
+    command = [
+        str(BROWSER),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        *args,
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=True)
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    engine = NecessityEngine(KeywordOracle())
+    try:
+        engs = engine.evaluate_many(
+            [
+                {
+                    "id": "xss",
+                    "question": "Where is Paris?",
+                    "answer": "Paris is in France. The tower is 300 metres tall. Dogs fly.",
+                    "contexts": [
+                        {"text": "Paris is in France.", "metadata": {"source": "wiki"}},
+                        {"text": PAYLOAD, "metadata": {"source": PAYLOAD}},
+                        {"text": "The tower is 300 metres tall.", "metadata": {"source": "wiki"}},
+                    ],
+                },
+                {"id": "two", "answer": "Owls hunt.", "contexts": ["Owls hunt.", "Cats purr."]},
+            ]
+        )
+    finally:
+        engine.close()
+    path = tmp_path_factory.mktemp("view") / "report.html"
+    path.write_text(render_html(engs, report=summarize(engs), title="browser test"))
+    return path
+
+
+class _Elements(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[dict[str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.found.append({k: v or "" for k, v in attrs})
+
+
+def parse(dom: str) -> list[dict[str, str]]:
+    """The attributes of every element of a serialised DOM."""
+    parser = _Elements()
+    parser.feed(dom)
+    return parser.found
+
+
+def html_tag(dom: str) -> str:
+    return re.search(r"<html[^>]*>", dom).group(0)
+
+
+def test_script_runs_and_payloads_stay_text(page: Path, tmp_path: Path) -> None:
+    dom = chromium(tmp_path, "--dump-dom", page.as_uri())
+    root = html_tag(dom)
+    assert 'data-ene-ready="2"' in root  # the script ran (so its CSP hash is right)
+    assert "data-pwned" not in root  # no payload ran
+    assert "<img" not in dom
+    assert not re.search(r"<[a-z]+[^<>]*\s(onerror|onload)=", dom)  # no element has a handler
+    assert "&lt;script&gt;document.documentElement" in dom
+    assert "&lt;img src=x onerror=" in dom
+
+
+def test_deep_link_highlights_a_claim_and_its_chunks(page: Path, tmp_path: Path) -> None:
+    dom = chromium(tmp_path, "--dump-dom", page.as_uri() + "#r-1/c0")
+    elements = parse(dom)
+    sections = {a["id"]: a["class"].split() for a in elements if "data-eng" in a}
+    assert "focus" in sections["r-1"] and "focus" not in sections["r-2"]
+    lit = {
+        a["data-key"] for a in elements if "data-key" in a and "hl" in a.get("class", "").split()
+    }
+    assert lit == {"c0", "d0"}  # claim 1 ("Paris is in France.") needs chunk 1 only
+    edges = [
+        a["data-edge"] for a in elements if "data-edge" in a and "hl" in a.get("class", "").split()
+    ]
+    assert edges == ["c0 d0"]
+
+
+def test_screenshot_renders(page: Path, tmp_path: Path) -> None:
+    shot = tmp_path / "shot.png"
+    chromium(tmp_path, "--window-size=1200,900", f"--screenshot={shot}", page.as_uri())
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert struct.unpack(">II", data[16:24]) == (1200, 900)
+    assert len(data) > 20_000  # a blank page compresses to a few KB
