@@ -78,6 +78,15 @@ def _otel_seam() -> tuple[Callable[[], Any], Callable[[], list[Any]]]:
     return current_span_context, default_recorders
 
 
+def _run_span_context(run_id: UUID) -> Any:
+    """OpenInference's span for a run while it is open (its instrumentor active), else None."""
+    try:
+        from ene_integrations.otel import langchain_run_span_context
+    except ImportError:
+        return None
+    return langchain_run_span_context(run_id)
+
+
 def _guarded(method: F) -> F:
     """Never let a callback body raise into the host chain, whatever ``raise_error`` says."""
 
@@ -104,6 +113,7 @@ class _Request:
     parents: dict[UUID, UUID | None] = field(default_factory=dict)
     retrievers: dict[UUID, list[Any] | None] = field(default_factory=dict)  # outermost only
     tagged: dict[UUID, list[Any] | None] = field(default_factory=dict)  # outermost only
+    spans: dict[UUID, Any] = field(default_factory=dict)  # retriever run -> OpenInference span
     models: int = 0
     question: str | None = None
     answer: str | None = None
@@ -127,7 +137,13 @@ class _Request:
         for run_id, docs in runs.items():
             for position, doc in enumerate(docs or ()):
                 documents.append(doc)
-                where.append({"run_id": str(run_id), "position": position})
+                where.append(
+                    {
+                        "run_id": str(run_id),
+                        "position": position,
+                        "span_context": self.spans.get(run_id),  # Phoenix document annotations
+                    }
+                )
         return source, documents, where
 
 
@@ -212,35 +228,35 @@ class NecessityCallbackHandler(BaseCallbackHandler):
         return await self.dispatcher.aresult(str(run_id), timeout)
 
     # -- run tree -----------------------------------------------------------------------------
-    def _start(self, run_id: UUID, parent_run_id: UUID | None) -> _Request | None:
-        if parent_run_id is None:
-            request = _Request(trace=self._span_context())  # on the request's thread/context
-            with self._lock:
-                self._requests.put(run_id, request)
-                self._roots.put(run_id, run_id)
-                request.parents[run_id] = None
-            return request
+    def _start(self, run_id: UUID, parent_run_id: UUID | None) -> _Request:
+        """Record ``run_id`` under its root. A run whose parent this handler never saw (it was
+        attached below the top, e.g. ``sub_chain.with_config(callbacks=[handler])``) is a root."""
         with self._lock:
-            root = self._roots.get(parent_run_id)
+            root: UUID | None = None if parent_run_id is None else self._roots.get(parent_run_id)
             found: _Request | None = None if root is None else self._requests.get(root)
-            if found is None:  # parent ended or evicted: a late event, tolerated
-                return None
+            is_root = found is None or root is None
+            if found is None or root is None:
+                request, root, parent_run_id = _Request(), run_id, None
+                self._requests.put(run_id, request)
+            else:
+                request = found
             self._roots.put(run_id, root)
-            found.parents[run_id] = parent_run_id
-            return found
+            request.parents[run_id] = parent_run_id
+        if is_root:
+            request.trace = self._span_context()  # on the request's thread and context
+        return request
 
     def _lookup(self, run_id: UUID) -> _Request | None:
         root = self._roots.get(run_id)
         return None if root is None else self._requests.get(root)
 
-    def _end(self, run_id: UUID, parent_run_id: UUID | None, error: BaseException | None) -> None:
-        """Finish the request if ``run_id`` is its root; its state goes in any case."""
-        if parent_run_id is not None:
-            return
+    def _end(self, run_id: UUID, error: BaseException | None) -> None:
+        """Finish the request if ``run_id`` is its root, and drop its state."""
         with self._lock:
             request = self._requests.pop(run_id)
             if request is None:
                 return
+            request.trace = _run_span_context(run_id) or request.trace  # OpenInference's root
             for run in request.parents:
                 self._roots.pop(run)
             if not request.retrievers and not request.tagged:
@@ -282,7 +298,7 @@ class NecessityCallbackHandler(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         request = self._start(run_id, parent_run_id)
-        if request is not None and tags and CONTEXT_TAG in tags:
+        if tags and CONTEXT_TAG in tags:
             with self._lock:
                 if not request.within(run_id, request.tagged):
                     request.tagged[run_id] = None
@@ -298,7 +314,7 @@ class NecessityCallbackHandler(BaseCallbackHandler):
                 logger.debug("ENE: the %s step returned no documents", CONTEXT_TAG)
             with self._lock:
                 request.tagged[run_id] = documents
-        self._end(run_id, parent_run_id, None)
+        self._end(run_id, None)
 
     @_guarded
     def on_chain_error(
@@ -309,7 +325,7 @@ class NecessityCallbackHandler(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        self._end(run_id, parent_run_id, error)
+        self._end(run_id, error)
 
     @_guarded
     def on_retriever_start(
@@ -323,8 +339,6 @@ class NecessityCallbackHandler(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         request = self._start(run_id, parent_run_id)
-        if request is None:
-            return
         with self._lock:
             if not request.within(run_id, request.retrievers):
                 request.retrievers[run_id] = None
@@ -344,12 +358,14 @@ class NecessityCallbackHandler(BaseCallbackHandler):
     ) -> None:
         request = self._lookup(run_id)
         if request is not None:
+            span = _run_span_context(run_id) if run_id in request.retrievers else None
             with self._lock:
                 if run_id in request.retrievers:
                     request.retrievers[run_id] = list(documents)
+                    request.spans[run_id] = span
                 if run_id in request.tagged:
                     request.tagged[run_id] = list(documents)
-        self._end(run_id, parent_run_id, None)
+        self._end(run_id, None)
 
     @_guarded
     def on_retriever_error(
@@ -360,7 +376,7 @@ class NecessityCallbackHandler(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        self._end(run_id, parent_run_id, error)
+        self._end(run_id, error)
 
     @_guarded
     def on_llm_start(
@@ -388,10 +404,9 @@ class NecessityCallbackHandler(BaseCallbackHandler):
 
     def _model_started(self, run_id: UUID, parent_run_id: UUID | None) -> None:
         request = self._start(run_id, parent_run_id)
-        if request is not None:
-            with self._lock:  # models inside retrievers (query rewriting) are not the answer
-                if not request.within(run_id, request.retrievers, request.tagged):
-                    request.models += 1
+        with self._lock:  # models inside retrievers (query rewriting) are not the answer
+            if not request.within(run_id, request.retrievers, request.tagged):
+                request.models += 1
 
     @_guarded
     def on_llm_end(
@@ -410,7 +425,7 @@ class NecessityCallbackHandler(BaseCallbackHandler):
                     run_id, request.retrievers, request.tagged
                 ):
                     request.answer = text  # the last model to finish gives the answer
-        self._end(run_id, parent_run_id, None)
+        self._end(run_id, None)
 
     @_guarded
     def on_llm_error(
@@ -421,7 +436,7 @@ class NecessityCallbackHandler(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        self._end(run_id, parent_run_id, error)
+        self._end(run_id, error)
 
 
 def _answer_text(response: LLMResult) -> str | None:

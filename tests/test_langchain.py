@@ -296,6 +296,17 @@ def test_tagged_retriever_and_tag_name(handler: NecessityCallbackHandler) -> Non
     assert_belongs(result, "daisy")
 
 
+def test_handler_attached_below_the_top_treats_its_run_as_the_root(engine: NecessityEngine) -> None:
+    seen: list[tuple[str, Any]] = []
+    handler = NecessityCallbackHandler(engine, on_result=lambda rid, eng: seen.append((rid, eng)))
+    inner = rag_chain().with_config(callbacks=[handler])
+    outer = RunnableLambda(lambda q: inner.invoke(q)) | RunnableLambda(str.upper)
+    assert outer.invoke("hazel") == answer_for("hazel").upper()
+    assert wait_until(lambda: len(seen) == 1)
+    assert_belongs(handler.result(seen[0][0], timeout=1), "hazel")
+    assert handler.pending == 0
+
+
 def test_runs_without_retrieval_are_not_evaluated(
     handler: NecessityCallbackHandler, engine: NecessityEngine
 ) -> None:
