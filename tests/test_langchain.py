@@ -300,8 +300,8 @@ def test_handler_attached_below_the_top_treats_its_run_as_the_root(engine: Neces
     seen: list[tuple[str, Any]] = []
     handler = NecessityCallbackHandler(engine, on_result=lambda rid, eng: seen.append((rid, eng)))
     inner = rag_chain().with_config(callbacks=[handler])
-    outer = RunnableLambda(lambda q: inner.invoke(q)) | RunnableLambda(str.upper)
-    assert outer.invoke("hazel") == answer_for("hazel").upper()
+    outer = RunnableParallel(answer=inner, question=RunnablePassthrough())  # outer run unseen
+    assert outer.invoke("hazel") == {"answer": answer_for("hazel"), "question": "hazel"}
     assert wait_until(lambda: len(seen) == 1)
     assert_belongs(handler.result(seen[0][0], timeout=1), "hazel")
     assert handler.pending == 0
