@@ -86,6 +86,34 @@ def document_refs(span_context: Any, count: int, start: int = 0) -> list[dict[st
     return [{"span_id": span_id, "position": start + i} for i in range(count)]
 
 
+_OI_LANGCHAIN: list[Any] = []  # [LangChainInstrumentor class] or [None] once looked up
+
+
+def langchain_run_span_context(run_id: Any) -> Any:
+    """The ``SpanContext`` of OpenInference's span for a LangChain run, or ``None``.
+
+    Only while the run is open and ``openinference-instrumentation-langchain`` is instrumented
+    (its spans are never made current, so adapters ask for them by run id). Never raises.
+    """
+    try:
+        if not _OI_LANGCHAIN:
+            try:
+                from openinference.instrumentation.langchain import LangChainInstrumentor
+            except Exception:
+                LangChainInstrumentor = None  # type: ignore[assignment,misc]
+            _OI_LANGCHAIN.append(LangChainInstrumentor)
+        if _OI_LANGCHAIN[0] is None:
+            return None
+        instrumentor = _OI_LANGCHAIN[0]()
+        if not instrumentor.is_instrumented_by_opentelemetry:
+            return None
+        span = instrumentor.get_span(run_id)
+        ctx = span.get_span_context() if span is not None else None
+        return ctx if ctx is not None and ctx.is_valid else None
+    except Exception:
+        return None
+
+
 def configure_otlp(
     endpoint: str,
     *,
