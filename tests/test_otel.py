@@ -682,3 +682,90 @@ def test_annotator_speaks_the_phoenix_rest_api(
     body = json.loads(seen[0].content)["data"]
     assert [d["result"]["label"] for d in body] == ["necessary", "unused", "used", "unused"]
     assert {d["span_id"] for d in body} == {f"{retriever.span_id:016x}"}
+
+
+# -- with OpenInference's instrumentors: parents and retriever spans ----------------------------
+def test_langchain_with_openinference_parents_and_document_annotations(
+    keyword_engine: NecessityEngine, provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    pytest.importorskip("langchain_core")
+    oi = pytest.importorskip("openinference.instrumentation.langchain")
+    from langchain_core.callbacks import CallbackManagerForRetrieverRun
+    from langchain_core.documents import Document
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+    from langchain_core.retrievers import BaseRetriever
+    from langchain_core.runnables import RunnableParallel, RunnablePassthrough
+
+    from ene_integrations.langchain import NecessityCallbackHandler
+
+    class ListRetriever(BaseRetriever):
+        def _get_relevant_documents(
+            self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+        ) -> list[Document]:
+            return [Document(c["text"], id=c["id"]) for c in CONTEXTS]
+
+    chain = (
+        RunnableParallel({"context": ListRetriever(), "question": RunnablePassthrough()})
+        | (lambda x: f"{x['context']} {x['question']}")
+        | FakeListChatModel(responses=[ANSWER])
+    )
+    instrumentor = oi.LangChainInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        handler = NecessityCallbackHandler(
+            keyword_engine, mode="inline", recorders=[NecessitySpanRecorder(provider)]
+        )
+        chain.invoke("q", config={"callbacks": [handler]})
+        spans = wait_for_spans(exporter, 1)
+    finally:
+        instrumentor.uninstrument()
+    finished = exporter.get_finished_spans()
+    root = next(s for s in finished if s.parent is None and s.name != SPAN_NAME)
+    retriever = next(
+        s for s in finished if s.attributes.get("openinference.span.kind") == "RETRIEVER"
+    )
+    assert spans[0].parent is not None and spans[0].parent.span_id == root.context.span_id
+    result = handler.result(str(spans[0].attributes["ene.request_id"]), timeout=5)
+    anns = document_annotations(result)
+    assert {a["span_id"] for a in anns} == {f"{retriever.context.span_id:016x}"}
+    assert [a["document_position"] for a in anns] == [0, 1, 2, 3]
+    assert anns[0]["result"]["label"] == "necessary"
+    assert retriever.attributes["retrieval.documents.0.document.content"] == CONTEXTS[0]["text"]
+
+
+def test_llama_index_with_openinference_parents_and_document_annotations(
+    keyword_engine: NecessityEngine, provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    pytest.importorskip("llama_index.core")
+    oi = pytest.importorskip("openinference.instrumentation.llama_index")
+    from llama_index.core import Document, Settings, VectorStoreIndex
+    from llama_index.core.embeddings import MockEmbedding
+    from llama_index.core.llms import MockLLM
+
+    from ene_integrations import llama_index as eli
+
+    Settings.llm = MockLLM()
+    Settings.embed_model = MockEmbedding(embed_dim=8)
+    index = VectorStoreIndex.from_documents([Document(text=c["text"]) for c in CONTEXTS])
+    instrumentor = oi.LlamaIndexInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    eli.uninstrument()
+    handler = eli.instrument(keyword_engine, recorders=[NecessitySpanRecorder(provider)])
+    try:
+        response = index.as_query_engine(similarity_top_k=4).query("Paris?")
+        result = handler.result(response, timeout=10)
+        spans = wait_for_spans(exporter, 1)
+    finally:
+        eli.uninstrument()
+        instrumentor.uninstrument()
+    finished = {s.context.span_id: s for s in exporter.get_finished_spans()}
+    parent = finished[spans[0].parent.span_id]
+    assert parent.attributes["openinference.span.kind"] != "EVALUATOR"
+    retriever = next(  # the retriever span that lists the documents (not the inner _retrieve)
+        s for s in finished.values() if "retrieval.documents.0.document.content" in s.attributes
+    )
+    assert retriever.context.trace_id == spans[0].context.trace_id
+    anns = document_annotations(result)
+    assert len(anns) == 4
+    assert {a["span_id"] for a in anns} == {f"{retriever.context.span_id:016x}"}
+    assert sorted(a["document_position"] for a in anns) == [0, 1, 2, 3]
