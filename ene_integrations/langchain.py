@@ -161,7 +161,6 @@ class NecessityCallbackHandler(BaseCallbackHandler):
     """
 
     raise_error = False
-    ignore_agent = True  # agent actions carry nothing ENE needs; their chain runs still arrive
     ignore_retry = True
     ignore_custom_event = True
 
@@ -376,6 +375,26 @@ class NecessityCallbackHandler(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
+        self._end(run_id, error)
+
+    @_guarded
+    def on_tool_start(
+        self,
+        serialized: dict[str, Any] | None,
+        input_str: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._start(run_id, parent_run_id)  # a retriever inside a tool belongs to the request
+
+    @_guarded
+    def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        self._end(run_id, None)
+
+    @_guarded
+    def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         self._end(run_id, error)
 
     @_guarded

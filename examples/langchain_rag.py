@@ -78,9 +78,9 @@ def format_docs(docs: list[Document]) -> str:
     return "\n".join(d.page_content for d in docs)
 
 
-def build_chain(retriever: Any, answers: int = 1) -> Any:
-    """The usual LCEL RAG chain; the fake model always gives ``ANSWER``."""
-    llm = FakeListChatModel(responses=[ANSWER] * answers)
+def build_chain(retriever: Any, model_latency_s: float | None = None) -> Any:
+    """The usual LCEL RAG chain; the fake model answers ``ANSWER`` (after a simulated delay)."""
+    llm = FakeListChatModel(responses=[ANSWER], sleep=model_latency_s)
     return (
         {"context": retriever | format_docs, "question": RunnablePassthrough()}
         | PROMPT

@@ -29,6 +29,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableLambda, RunnableParallel, RunnablePassthrough
+from langchain_core.tools import tool
 
 from ene_core import NecessityEngine, NecessityResult, Scores, SupportOracle
 from ene_core.contexts import stable_id
@@ -271,6 +272,25 @@ def test_nested_retriever_counts_only_the_outermost(handler: NecessityCallbackHa
         "The fern archive lists every edition."
     ]
     assert [c.text for c in eng.contexts] == expected
+
+
+def test_retriever_inside_a_tool_belongs_to_the_request(handler: NecessityCallbackHandler) -> None:
+    retriever = TopicRetriever()
+
+    @tool
+    def search(query: str) -> str:
+        """Search the festival notes."""
+        return format_docs(retriever.invoke(query))
+
+    chain = (
+        RunnableLambda(lambda q: {"context": search.invoke(q), "question": q})
+        | PROMPT
+        | AnswerModel()
+        | StrOutputParser()
+    )
+    run_id = uuid.uuid4()
+    chain.invoke("lupin", config={"callbacks": [handler], "run_id": run_id})
+    assert_belongs(handler.result(run_id, timeout=10), "lupin")
 
 
 def test_tag_context_uses_the_reranked_documents(handler: NecessityCallbackHandler) -> None:

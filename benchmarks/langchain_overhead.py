@@ -1,0 +1,129 @@
+"""Request latency of the example LangChain RAG chain with and without ENE's handler.
+
+The handler runs in its default (background) mode: a request only records callbacks and
+enqueues its evaluation; the verifier runs on the engine's worker thread, in the same process.
+Variants run in alternating blocks of 50 requests (ENE's evaluation backlog is drained between
+blocks, so its CPU use lands on its own requests only), which spreads machine noise evenly:
+
+* ``without``       - no callbacks at all (the baseline)
+* ``no-op handler`` - an empty LangChain callback handler: LangChain's own cost of any handler
+* ``ENE callbacks`` - ENE's handler with evaluation switched off: the adapter's own cost
+* ``ENE``           - ENE's handler as shipped: callbacks + evaluation on the worker thread
+
+    python benchmarks/langchain_overhead.py                   # default verifier
+    python benchmarks/langchain_overhead.py --oracle keyword  # no model needed
+"""
+
+from __future__ import annotations
+
+import argparse
+import runpy
+import statistics
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import BaseCallbackHandler
+
+from ene_integrations.langchain import NecessityCallbackHandler
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "langchain_rag.py"
+
+
+class NoopHandler(BaseCallbackHandler):
+    run_inline = True
+
+
+BLOCK = 50  # requests in a row per variant; the evaluation backlog is drained between blocks
+
+
+def percentile(values: list[float], q: int) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
+def run(example: dict[str, Any], engine: Any, requests: int, latency_ms: float) -> dict[str, Any]:
+    ene = NecessityCallbackHandler(engine)
+    callbacks_only = NecessityCallbackHandler(engine)
+    callbacks_only.dispatcher.dispatch = lambda *args, **kwargs: None  # type: ignore[method-assign]
+    variants: dict[str, Any] = {
+        "without": None,
+        "no-op handler": NoopHandler(),
+        "ENE callbacks": callbacks_only,
+        "ENE": ene,
+    }
+    chain = example["build_chain"](example["build_retriever"](), latency_ms / 1000 or None)
+    question = example["QUESTION"]
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    failed, evaluated, backlog = 0, 0, 0.0
+    blocks = -(-requests // BLOCK)
+    for block in range(blocks + 1):  # block 0 warms up every path and the score cache
+        order = list(variants.items())
+        order = order[block % len(order) :] + order[: block % len(order)]  # rotate who is first
+        for name, handler in order:
+            ids = [uuid.uuid4() for _ in range(BLOCK)]
+            for run_id in ids:
+                config = {} if handler is None else {"callbacks": [handler], "run_id": run_id}
+                start = time.perf_counter()
+                chain.invoke(question, config=config)
+                if block:
+                    times[name].append((time.perf_counter() - start) * 1000)
+            if handler is ene:  # drain before the next block, so it runs on a quiet process
+                done = time.perf_counter()
+                results = [ene.result(run_id, timeout=900) for run_id in ids]
+                backlog = max(backlog, time.perf_counter() - done)
+                failed += sum(r.eng is None for r in results)
+                evaluated += len(results)
+    return {
+        "latency_ms": latency_ms,
+        "times": {name: values[:requests] for name, values in times.items()},
+        "evaluated": evaluated,
+        "failed": failed,
+        "backlog_s": backlog,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=1000)
+    parser.add_argument("--oracle", choices=["default", "keyword"], default="default")
+    parser.add_argument(
+        "--model-latency-ms",
+        type=float,
+        nargs="+",
+        default=[0.0, 20.0],
+        help="simulated model latencies; 0 is the bare fake chain (the worst case for ENE)",
+    )
+    args = parser.parse_args(argv)
+    example = runpy.run_path(str(EXAMPLE), run_name="langchain_rag_example")
+    engine = example["make_engine"](args.oracle)
+    rows = [run(example, engine, args.requests, ms) for ms in args.model_latency_ms]
+
+    print(
+        f"\nLangChain request latency, {args.requests} requests per variant, "
+        f"oracle={engine.oracle.name}, background mode\n"
+    )
+    print("| model latency | variant | p50 | p95 | p50 ratio | p95 ratio |")
+    print("|---|---|---|---|---|---|")
+    for row in rows:
+        base = row["times"]["without"]
+        b50, b95 = percentile(base, 50), percentile(base, 95)
+        for name, values in row["times"].items():
+            p50, p95 = percentile(values, 50), percentile(values, 95)
+            print(
+                f"| {row['latency_ms']:.0f} ms | {name} | {p50:.2f} ms | {p95:.2f} ms "
+                f"| {p50 / b50:.3f} | {p95 / b95:.3f} |"
+            )
+    print()
+    for row in rows:
+        print(
+            f"model latency {row['latency_ms']:.0f} ms: {row['evaluated']} evaluated, "
+            f"{row['failed']} failed, longest evaluation backlog after a block "
+            f"of {BLOCK} requests {row['backlog_s']:.2f} s"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
