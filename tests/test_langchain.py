@@ -580,6 +580,21 @@ def test_instrument_twice_gives_one_result_per_request(engine: NecessityEngine) 
         handler.result(after, timeout=0.05)
 
 
+async def test_instrument_covers_ainvoke_and_astream_events(engine: NecessityEngine) -> None:
+    handler = instrument(NecessityCallbackHandler(engine))
+    try:
+        first, second = uuid.uuid4(), uuid.uuid4()
+        await rag_chain().ainvoke("peony", config={"run_id": first})
+        async for _ in rag_chain().astream_events(
+            "zinnia", version="v2", config={"run_id": second}
+        ):
+            pass
+        assert_belongs(await handler.aresult(first, timeout=10), "peony")
+        assert_belongs(await handler.aresult(second, timeout=10), "zinnia")
+    finally:
+        uninstrument()
+
+
 # -- OpenTelemetry seam -------------------------------------------------------------------------
 
 
