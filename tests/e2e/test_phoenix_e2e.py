@@ -253,6 +253,7 @@ def test_screenshot_of_the_trace(
     trace_id = span["context"]["trace_id"]
     shots = {
         "phoenix-trace.png": f"/redirects/traces/{trace_id}",
+        "phoenix-evaluator.png": f"/redirects/spans/{span['context']['span_id']}",
         "phoenix-documents.png": f"/redirects/spans/{retriever['context']['span_id']}",
     }
     for name, path in shots.items():
