@@ -109,6 +109,7 @@ class _Request:
     Owner: the handler. Dropped when the root ends, or by the handler's TTL and size cap.
     """
 
+    root: UUID
     trace: Any = None
     parents: dict[UUID, UUID | None] = field(default_factory=dict)
     retrievers: dict[UUID, list[Any] | None] = field(default_factory=dict)  # outermost only
@@ -194,11 +195,12 @@ class NecessityCallbackHandler(BaseCallbackHandler):
             ttl_s=result_ttl_s,
             max_results=max_results,
         )
-        # Bounded state: root id -> _Request, and every live run id -> its root id.
+        # Bounded state: root id -> its _Request (the live requests), and every run id seen ->
+        # its _Request (for lookups). Both go when the root ends, or by TTL and size cap.
         self._requests: ExpiringDict[UUID, _Request] = ExpiringDict(
             ttl_s=state_ttl_s, max_size=max_pending
         )
-        self._roots: ExpiringDict[UUID, UUID] = ExpiringDict(
+        self._runs: ExpiringDict[UUID, _Request] = ExpiringDict(
             ttl_s=state_ttl_s, max_size=max_pending * 64
         )
         self._lock = threading.Lock()  # guards compound updates of the maps and _Request fields
@@ -231,33 +233,35 @@ class NecessityCallbackHandler(BaseCallbackHandler):
         """Record ``run_id`` under its root. A run whose parent this handler never saw (it was
         attached below the top, e.g. ``sub_chain.with_config(callbacks=[handler])``) is a root."""
         with self._lock:
-            root: UUID | None = None if parent_run_id is None else self._roots.get(parent_run_id)
-            found: _Request | None = None if root is None else self._requests.get(root)
-            is_root = found is None or root is None
-            if found is None or root is None:
-                request, root, parent_run_id = _Request(), run_id, None
+            found = None if parent_run_id is None else self._runs.get(parent_run_id)
+            is_root = found is None
+            if found is None:
+                request, parent_run_id = _Request(root=run_id), None
                 self._requests.put(run_id, request)
             else:
                 request = found
-            self._roots.put(run_id, root)
+            self._runs.put(run_id, request)
             request.parents[run_id] = parent_run_id
         if is_root:
             request.trace = self._span_context()  # on the request's thread and context
         return request
 
     def _lookup(self, run_id: UUID) -> _Request | None:
-        root = self._roots.get(run_id)
-        return None if root is None else self._requests.get(root)
+        return cast("_Request | None", self._runs.get(run_id))
 
-    def _end(self, run_id: UUID, error: BaseException | None) -> None:
+    def _end(
+        self, run_id: UUID, error: BaseException | None, request: _Request | None = None
+    ) -> None:
         """Finish the request if ``run_id`` is its root, and drop its state."""
+        request = request or self._lookup(run_id)
+        if request is None or request.root != run_id:
+            return
         with self._lock:
-            request = self._requests.pop(run_id)
-            if request is None:
-                return
+            if self._requests.pop(run_id) is None:
+                return  # already finished, or evicted
             request.trace = _run_span_context(run_id) or request.trace  # OpenInference's root
             for run in request.parents:
-                self._roots.pop(run)
+                self._runs.pop(run)
             if not request.retrievers and not request.tagged:
                 return  # not a retrieval-augmented request: nothing to evaluate
             source, documents, where = request.contexts()
@@ -313,7 +317,7 @@ class NecessityCallbackHandler(BaseCallbackHandler):
                 logger.debug("ENE: the %s step returned no documents", CONTEXT_TAG)
             with self._lock:
                 request.tagged[run_id] = documents
-        self._end(run_id, None)
+        self._end(run_id, None, request)
 
     @_guarded
     def on_chain_error(
@@ -364,7 +368,7 @@ class NecessityCallbackHandler(BaseCallbackHandler):
                     request.spans[run_id] = span
                 if run_id in request.tagged:
                     request.tagged[run_id] = list(documents)
-        self._end(run_id, None)
+        self._end(run_id, None, request)
 
     @_guarded
     def on_retriever_error(
@@ -444,7 +448,7 @@ class NecessityCallbackHandler(BaseCallbackHandler):
                     run_id, request.retrievers, request.tagged
                 ):
                     request.answer = text  # the last model to finish gives the answer
-        self._end(run_id, None)
+        self._end(run_id, None, request)
 
     @_guarded
     def on_llm_error(

@@ -184,7 +184,7 @@ def test_invoke_records_the_requests_eng_with_ids_and_metadata(
     assert ids == [stable_id(docs[0].page_content, 0), "tulip-visitors", "tulip-tickets"]
     assert result.metadata["context_source"] == "retriever"
     assert [d["position"] for d in result.metadata["documents"]] == [0, 1, 2]
-    assert handler.pending == 0 and len(handler._roots) == 0
+    assert handler.pending == 0 and len(handler._runs) == 0
 
 
 def test_with_config_and_on_result(engine: NecessityEngine) -> None:
@@ -406,7 +406,7 @@ def test_stream_closed_early_records_the_failure_and_keeps_no_state(
     assert first
     result = handler.result(run_id, timeout=10)
     assert result.eng is None and "IncompleteRequestError" in (result.error or "")
-    assert handler.pending == 0 and len(handler._roots) == 0
+    assert handler.pending == 0 and len(handler._runs) == 0
 
 
 async def test_astream_closed_early(handler: NecessityCallbackHandler) -> None:
@@ -428,7 +428,7 @@ def test_roots_that_never_end_are_evicted_after_the_ttl_and_by_the_cap(
     next(stream)  # left open: the root has not ended
     assert handler.pending == 1
     time.sleep(0.3)
-    assert handler.pending == 0 and len(handler._roots) == 0
+    assert handler.pending == 0 and len(handler._runs) == 0
     stream.close()  # ends a root the handler already forgot: tolerated
     assert handler.pending == 0
 
