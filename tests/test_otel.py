@@ -769,3 +769,22 @@ def test_llama_index_with_openinference_parents_and_document_annotations(
     assert len(anns) == 4
     assert {a["span_id"] for a in anns} == {f"{retriever.context.span_id:016x}"}
     assert sorted(a["document_position"] for a in anns) == [0, 1, 2, 3]
+
+
+def test_configure_otlp_builds_a_provider_for_phoenix() -> None:
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    from ene_integrations.otel import configure_otlp
+
+    tp = configure_otlp(
+        "http://127.0.0.1:9/v1/traces", project_name="demo", service_name="svc", set_global=False
+    )
+    try:
+        assert tp.resource.attributes["openinference.project.name"] == "demo"
+        assert tp.resource.attributes["service.name"] == "svc"
+        processors = tp._active_span_processor._span_processors
+        assert [type(p) for p in processors] == [BatchSpanProcessor]
+        assert processors[0].span_exporter._endpoint == "http://127.0.0.1:9/v1/traces"
+        assert trace.get_tracer_provider() is not tp
+    finally:
+        tp.shutdown()
