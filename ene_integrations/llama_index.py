@@ -97,6 +97,39 @@ class _Span(NamedTuple):
     engine: bool  # the span is a query or chat engine call, whose result gets the ENG too
 
 
+class _OpenSpans:
+    """The open spans of the process: id -> (parent, engine flag), written on every span.
+
+    Owner: the handler. Bound: ``max_size``; beyond it the oldest entries are forgotten (a span
+    that never exits is dropped, never kept). Evicted: on span exit or drop. A plain dict (its
+    single operations are atomic) keeps the per-span cost to a few hundred nanoseconds.
+    """
+
+    def __init__(self, max_size: int) -> None:
+        self.max_size = max_size
+        self._open: dict[str, _Span] = {}
+        self._lock = threading.Lock()
+
+    def enter(self, span_id: str, span: _Span) -> None:
+        self._open[span_id] = span
+        if len(self._open) > self.max_size:
+            with self._lock:
+                while len(self._open) > self.max_size:
+                    try:
+                        del self._open[next(iter(self._open))]
+                    except (KeyError, RuntimeError, StopIteration):  # raced with another thread
+                        break
+
+    def exit(self, span_id: str) -> _Span | None:
+        return self._open.pop(span_id, None)
+
+    def get(self, span_id: str) -> _Span | None:
+        return self._open.get(span_id)
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+
 class NecessityHandler:
     """Evaluates every synthesized answer; results by request id, response or callback.
 
@@ -117,7 +150,7 @@ class NecessityHandler:
         inline_timeout_s: float = 30.0,
         ttl_s: float = 600.0,
         max_results: int = 10_000,
-        max_open_spans: int = 100_000,
+        max_open_spans: int = 20_000,
     ) -> None:
         self.dispatcher = NecessityDispatcher(
             engine,
@@ -129,8 +162,7 @@ class NecessityHandler:
             ttl_s=ttl_s,
             max_results=max_results,
         )
-        # Owner: this handler. Bound: max_open_spans, ttl_s. Evicted: on span exit/drop.
-        self._spans: ExpiringDict[str, _Span] = ExpiringDict(ttl_s=ttl_s, max_size=max_open_spans)
+        self._spans = _OpenSpans(max_open_spans)
         # Engine span id -> request id, so the engine call's own result gets the keys on exit.
         self._outer: ExpiringDict[str, str] = ExpiringDict(ttl_s=ttl_s, max_size=max_results)
         # Request id -> weak refs to responses waiting for the ENG. Evicted: result or ttl.
@@ -190,10 +222,10 @@ class NecessityHandler:
 
     # -- spans ------------------------------------------------------------------------------------
     def _span_enter(self, id_: str, parent: str | None, instance: Any) -> None:
-        self._spans.put(id_, _Span(parent, isinstance(instance, _ENGINES)))
+        self._spans.enter(id_, _Span(parent, isinstance(instance, _ENGINES)))
 
     def _span_end(self, id_: str, result: Any) -> None:
-        span = self._spans.pop(id_)
+        span = self._spans.exit(id_)
         if span is None:
             return
         if span.parent is None:
