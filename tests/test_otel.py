@@ -368,29 +368,42 @@ def wait_for_spans(exporter: InMemorySpanExporter, n: int) -> list[ReadableSpan]
     raise AssertionError(f"expected {n} {SPAN_NAME} spans, got {len(spans)}")
 
 
-def check_children(spans: list[ReadableSpan], parents: dict[int, int], framework: str) -> None:
-    """One span per request, each a child of the span that was current for its request."""
-    assert sorted(s.parent.span_id for s in spans if s.parent) == sorted(parents.values())
+def check_placement(
+    spans: list[ReadableSpan], parents: dict[int, int], framework: str, link_mode: str
+) -> None:
+    """One span per request, placed by the span that was current for its request: its child,
+    or (link mode) a new trace with exactly one link to it."""
     assert len({s.attributes["ene.request_id"] for s in spans}) == len(spans)
     for span in spans:
-        assert span.context.trace_id == next(
-            t for t, p in parents.items() if p == span.parent.span_id
-        )
-        assert span.attributes["ene.placement"] == "child"
+        if link_mode == "link":
+            assert span.parent is None and len(span.links) == 1
+            target = span.links[0].context
+            assert span.context.trace_id != target.trace_id
+        else:
+            assert span.parent is not None and not span.links
+            target = span.parent
+        assert parents[target.trace_id] == target.span_id
+        assert span.attributes["ene.placement"] == ("link" if link_mode == "link" else "child")
         assert span.attributes["ene.framework"] == framework
         assert span.attributes["ene.status"] == "ok"
         assert span.attributes["ene.contexts.total"] == 4
         assert span.attributes["ene.claims.supported"] == 2
+    targets = [(s.links[0].context if s.links else s.parent).span_id for s in spans]
+    assert sorted(set(targets)) == sorted(parents.values())
 
 
 LC_MODES = ["invoke", "ainvoke", "stream", "astream", "batch", "abatch"]
 
 
-@pytest.mark.parametrize("handler_mode", ["background", "inline"])
+@pytest.mark.parametrize(
+    ("handler_mode", "link_mode"),
+    [("background", "auto"), ("inline", "auto"), ("background", "link")],
+)
 @pytest.mark.parametrize("mode", LC_MODES)
 def test_langchain_modes(
     mode: str,
     handler_mode: str,
+    link_mode: str,
     keyword_engine: NecessityEngine,
     provider: TracerProvider,
     exporter: InMemorySpanExporter,
@@ -422,7 +435,7 @@ def test_langchain_modes(
         | FakeListChatModel(responses=[ANSWER])
         | StrOutputParser()
     )
-    recorder = NecessitySpanRecorder(provider)
+    recorder = NecessitySpanRecorder(provider, link_mode=link_mode)  # type: ignore[arg-type]
     handler = NecessityCallbackHandler(keyword_engine, mode=handler_mode, recorders=[recorder])
     config: Any = {"callbacks": [handler]}
     tracer = provider.get_tracer("app")
@@ -455,10 +468,7 @@ def test_langchain_modes(
     assert outputs == [ANSWER] * 2 * per_request  # the app's output is untouched
     spans = wait_for_spans(exporter, 2 * per_request)
     assert len(spans) == 2 * per_request
-    if per_request == 1:
-        check_children(spans, parents, "langchain")
-    else:  # both requests of a batch are children of the span current around the batch
-        assert sorted(s.parent.span_id for s in spans) == sorted(list(parents.values()) * 2)
+    check_placement(spans, parents, "langchain", link_mode)  # a batch: both under its span
     assert recorder.stats["failures"] == 0
     assert not otel_logs.records
 
@@ -466,9 +476,11 @@ def test_langchain_modes(
 LI_MODES = ["query", "aquery", "stream", "astream", "batch"]
 
 
+@pytest.mark.parametrize("link_mode", ["auto", "link"])
 @pytest.mark.parametrize("mode", LI_MODES)
 def test_llama_index_modes(
     mode: str,
+    link_mode: str,
     keyword_engine: NecessityEngine,
     provider: TracerProvider,
     exporter: InMemorySpanExporter,
@@ -508,7 +520,7 @@ def test_llama_index_modes(
     Settings.llm = FixedLLM()
     Settings.embed_model = MockEmbedding(embed_dim=8)
     index = VectorStoreIndex.from_documents([Document(text=c["text"]) for c in CONTEXTS])
-    recorder = NecessitySpanRecorder(provider)
+    recorder = NecessitySpanRecorder(provider, link_mode=link_mode)  # type: ignore[arg-type]
     eli.uninstrument()
     handler = eli.instrument(keyword_engine, recorders=[recorder])
     tracer = provider.get_tracer("app")
@@ -541,7 +553,7 @@ def test_llama_index_modes(
     finally:
         eli.uninstrument()
     assert len(spans) == 2 and handler.dispatcher.recorders[-1] is recorder
-    check_children(spans, parents, "llama_index")
+    check_placement(spans, parents, "llama_index", link_mode)
     assert recorder.stats["failures"] == 0
     assert not otel_logs.records
 
