@@ -59,16 +59,17 @@ def sdk_provider_configured() -> bool:
 def default_recorders(*, phoenix: bool | None = None) -> list[Any]:
     """The recorders an adapter installs by default. Never raises.
 
-    ``[NecessitySpanRecorder()]`` when an SDK TracerProvider is configured globally, else
-    ``[]``; plus a :class:`~ene_integrations.phoenix.PhoenixDocumentAnnotator` when ``phoenix``
-    is true, or when it is ``None`` and ``arize-phoenix-client`` is installed and a Phoenix
-    endpoint is configured (``PHOENIX_COLLECTOR_ENDPOINT``, ``PHOENIX_ENDPOINT`` or
-    ``PHOENIX_BASE_URL``).
+    ``[]`` unless an SDK TracerProvider is configured globally; then
+    ``[NecessitySpanRecorder()]``, plus the shared
+    :class:`~ene_integrations.phoenix.PhoenixDocumentAnnotator` when ``phoenix`` is true, or when
+    it is ``None`` and ``arize-phoenix-client`` is installed and a Phoenix endpoint is configured
+    (``PHOENIX_COLLECTOR_ENDPOINT``, ``PHOENIX_ENDPOINT`` or ``PHOENIX_BASE_URL``).
     """
     recorders: list[Any] = []
     try:
-        if sdk_provider_configured():
-            recorders.append(NecessitySpanRecorder())
+        if not sdk_provider_configured():
+            return recorders
+        recorders.append(NecessitySpanRecorder())
         from .phoenix import PhoenixDocumentAnnotator, phoenix_configured
 
         if phoenix or (phoenix is None and phoenix_configured()):
@@ -481,3 +482,67 @@ def _cap(
     if counter and limit > 0:
         kept[counter] = dropped
     return kept, dropped
+
+
+# -- python -m ene_integrations.otel: run a script with tracing on --------------------------------
+def instrument_openinference(tracer_provider: Any = None) -> list[str]:
+    """Turn on OpenInference's LangChain / LlamaIndex instrumentors where installed (they make
+    the retriever spans that Phoenix document annotations attach to); returns those enabled."""
+    enabled = []
+    for module, name in (
+        ("openinference.instrumentation.langchain", "LangChainInstrumentor"),
+        ("openinference.instrumentation.llama_index", "LlamaIndexInstrumentor"),
+    ):
+        try:
+            instrumentor = getattr(__import__(module, fromlist=[name]), name)()
+            if not instrumentor.is_instrumented_by_opentelemetry:
+                instrumentor.instrument(tracer_provider=tracer_provider)
+            enabled.append(name)
+        except Exception:
+            logger.debug("%s is not available", name, exc_info=True)
+    return enabled
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m ene_integrations.otel [--endpoint URL] [--project NAME] script.py [args]``:
+    run a script with OTLP/HTTP export, OpenInference instrumentation and ENE's recorders."""
+    import argparse
+    import os
+    import runpy
+    import sys
+
+    parser = argparse.ArgumentParser(
+        prog="python -m ene_integrations.otel", description=main.__doc__
+    )
+    parser.add_argument(
+        "--endpoint",
+        default=os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        or "http://127.0.0.1:6006/v1/traces",
+        help="OTLP/HTTP traces endpoint (default: $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)",
+    )
+    project = os.environ.get("PHOENIX_PROJECT_NAME", "default")
+    parser.add_argument("--project", default=project, help="openinference.project.name")
+    parser.add_argument("--no-openinference", action="store_true", help="no framework spans")
+    parser.add_argument("script")
+    parser.add_argument("args", nargs=argparse.REMAINDER)
+    ns = parser.parse_args(argv)
+    provider = configure_otlp(ns.endpoint, project_name=ns.project, simple=True)
+    if not ns.no_openinference:
+        instrument_openinference(provider)
+    sys.argv = [ns.script, *ns.args]
+    code: Any = 0
+    try:
+        runpy.run_path(ns.script, run_name="__main__")
+    except SystemExit as exc:
+        code = exc.code
+    finally:
+        from .phoenix import PhoenixDocumentAnnotator
+
+        PhoenixDocumentAnnotator.flush_shared()
+        provider.force_flush()
+        provider.shutdown()
+    return code if isinstance(code, int) else (0 if code is None else 1)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -118,6 +118,9 @@ def test_default_recorders_only_with_an_sdk_provider(monkeypatch: pytest.MonkeyP
         monkeypatch.delenv(key, raising=False)
     assert not isinstance(trace.get_tracer_provider(), TracerProvider)
     assert default_recorders() == []
+    monkeypatch.setenv("PHOENIX_COLLECTOR_ENDPOINT", "http://127.0.0.1:9")
+    assert default_recorders() == []  # no spans, so no retriever spans to annotate either
+    assert default_recorders(phoenix=True) == []
 
 
 def test_default_recorders_with_a_global_sdk_provider(
