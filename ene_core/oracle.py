@@ -94,10 +94,11 @@ class NLIOracle:
     >>> oracle = NLIOracle()                       # the embedded default verifier, offline
     >>> oracle = NLIOracle("path/to/model", device="cuda")
 
-    Batching: pairs are tokenized alone, padded to a length bucket (a multiple of 16 tokens) and
-    run in fixed-size row groups, so every forward pass a pair takes part in has a shape that
-    depends only on that pair. Rows do not interact, so a pair's probabilities are bitwise the
-    same whatever else is in the batch (the determinism guarantee).
+    Batching: pairs are tokenized alone, padded to a length bucket (a multiple of 32 tokens) and
+    run in row groups of a fixed size per bucket (``min(batch_size, max_batch_tokens // length)``,
+    partial groups filled with copies), so every forward pass a pair takes part in has a shape
+    that depends only on that pair. Rows do not interact, so a pair's probabilities are bitwise
+    the same whatever else is in the batch (the determinism guarantee).
     """
 
     def __init__(
@@ -108,7 +109,7 @@ class NLIOracle:
         dtype: str | None = None,
         max_length: int | None = None,
         batch_size: int | None = None,
-        max_batch_tokens: int = 8192,
+        max_batch_tokens: int | None = None,
     ) -> None:
         try:
             import torch
@@ -140,13 +141,17 @@ class NLIOracle:
         self.max_length = int(
             max_length or getattr(config, "ene_max_length", None) or min(limit, 512)
         )
-        self.batch_size = batch_size or (64 if self.device.type == "cuda" else 32)
-        self.max_batch_tokens = max_batch_tokens
+        on_gpu = self.device.type == "cuda"
+        # Fixed-shape groups waste their filler rows, so CPU groups stay small (a CPU gains
+        # little from big batches); a GPU has idle parallelism and gets big groups.
+        self.batch_size = batch_size or (64 if on_gpu else 8)
+        self.max_batch_tokens = max_batch_tokens or (32768 if on_gpu else 512)
         self.name = "ene-nli-mini" if model is None else str(model)
         self.revision = getattr(config, "_commit_hash", None) or _fingerprint(path)
         threshold = getattr(config, "ene_threshold", None)
         self.default_threshold = float(threshold) if threshold is not None else None
         self._lock = threading.Lock()
+        self.padding = {"pairs": 0, "rows": 0, "tokens": 0, "padded_tokens": 0}
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
@@ -171,7 +176,7 @@ class NLIOracle:
         types: list[list[int]] | None = encoded.get("token_type_ids")
         buckets: dict[int, list[int]] = {}
         for i, row in enumerate(ids):
-            buckets.setdefault(min(_round_up(len(row), 16), self.max_length), []).append(i)
+            buckets.setdefault(min(_round_up(len(row), 32), self.max_length), []).append(i)
         probs: list[tuple[float, float]] = [(0.0, 0.0)] * len(pairs)
         too_long_set = set(too_long)
         with self._lock, self._torch.inference_mode():
@@ -205,6 +210,10 @@ class NLIOracle:
         inputs = {"input_ids": input_ids, "attention_mask": mask}
         if types is not None:
             inputs["token_type_ids"] = token_types
+        self.padding["pairs"] += len(ids)
+        self.padding["rows"] += rows
+        self.padding["tokens"] += sum(len(row) for row in ids)
+        self.padding["padded_tokens"] += rows * length
         logits = self.model(**{k: v.to(self.device) for k, v in inputs.items()}).logits
         probs = logits.float().softmax(dim=-1)[: len(ids)].cpu()
         if not torch.isfinite(probs).all():
