@@ -213,11 +213,13 @@ class NecessitySpanRecorder:
         self.link_mode = link_mode
         self.link_after_s = link_after_s
         self._lock = threading.Lock()
-        self._stats = {"spans": 0, "failures": 0, "dropped_events": 0, "dropped_attributes": 0}
+        self._stats = dict.fromkeys(
+            ("spans", "failures", "dropped_events", "dropped_attributes", "dropped_list_items"), 0
+        )
 
     @property
     def stats(self) -> dict[str, int]:
-        """Spans recorded, recorder failures, and claim events / attributes dropped by caps."""
+        """Spans recorded, recorder failures, and claim events / attributes / list items cut."""
         with self._lock:
             return dict(self._stats)
 
@@ -259,6 +261,9 @@ class NecessitySpanRecorder:
         span = self._tracer.start_span(
             SPAN_NAME, context=context, links=links, start_time=result.started_ns
         )
+        if not span.is_recording():  # sampled out: nothing to build
+            span.end(end_time=max(result.ended_ns, result.started_ns))
+            return span
         limits = getattr(span, "_limits", None)  # the SDK's SpanLimits; absent on no-op spans
         max_attrs = _limit(limits, "max_span_attributes")
         max_events = _limit(limits, "max_events")
@@ -276,6 +281,7 @@ class NecessitySpanRecorder:
 
         attrs, dropped_items = self._attributes(result, where, evaluations, dropped_events)
         attrs, dropped_attrs = _cap(attrs, max_attrs, "ene.attributes.dropped")
+        _drop_incomplete_evaluations(attrs, len(evaluations))
         span.set_attributes(attrs)
         events = [(GENAI_EVENT, e) for e in genai] + [(CLAIM_EVENT, e) for e in claims]
         for name, event in events:
@@ -286,7 +292,8 @@ class NecessitySpanRecorder:
         with self._lock:
             self._stats["spans"] += 1
             self._stats["dropped_events"] += dropped_events
-            self._stats["dropped_attributes"] += dropped_attrs + dropped_items
+            self._stats["dropped_attributes"] += dropped_attrs
+            self._stats["dropped_list_items"] += dropped_items
         return span
 
     # -- attributes ----------------------------------------------------------------------------
@@ -462,6 +469,15 @@ def _genai_attributes(evaluation: Mapping[str, Any], cut: int) -> dict[str, Prim
     out["gen_ai.evaluation.score.label"] = evaluation["label"]
     out["gen_ai.evaluation.explanation"] = truncate(evaluation["explanation"], cut)
     return out
+
+
+def _drop_incomplete_evaluations(attrs: dict[str, Any], count: int) -> None:
+    """An evaluation cut by an attribute cap is omitted, never left without a result."""
+    for i in range(count):
+        prefix = f"evaluations.{i}.evaluation."
+        if not any(prefix + f in attrs for f in ("score", "label", "explanation")):
+            for key in [k for k in attrs if k.startswith(prefix)]:
+                del attrs[key]
 
 
 def _limit(limits: Any, name: str) -> int | None:

@@ -27,6 +27,7 @@ from ene_integrations.otel import (
     GENAI_EVENT,
     SPAN_NAME,
     NecessitySpanRecorder,
+    answer_evaluations,
     current_span_context,
     default_recorders,
     document_refs,
@@ -319,6 +320,36 @@ def test_sdk_limits_are_respected_and_drops_counted(
     assert a["ene.claim_events.dropped"] == 2
     assert all(len(e.attributes) <= 3 for e in span.events)
     assert recorder.stats["dropped_events"] == 2
+
+
+def test_an_evaluation_cut_by_the_attribute_cap_is_omitted_whole(
+    keyword_engine: NecessityEngine, exporter: InMemorySpanExporter
+) -> None:
+    result = evaluate(keyword_engine)
+    recorder = NecessitySpanRecorder(TracerProvider())
+    assert result.eng is not None
+    keys = list(recorder._attributes(result, "root", answer_evaluations(result.eng), 0)[0])
+    first = keys.index("evaluations.0.evaluation.name")
+    assert keys[first + 1] == "evaluations.0.evaluation.score"
+    tp = TracerProvider(span_limits=SpanLimits(max_span_attributes=first + 2))
+    tp.add_span_processor(SimpleSpanProcessor(exporter))
+    NecessitySpanRecorder(tp)(result)  # room for evaluations.0's name only
+    a = only_span(exporter).attributes
+    assert not [k for k in a if k.startswith("evaluations.")]
+    assert a["ene.attributes.dropped"] > 0 and a["openinference.span.kind"] == "EVALUATOR"
+
+
+def test_sampled_out_requests_cost_nothing(
+    keyword_engine: NecessityEngine, exporter: InMemorySpanExporter
+) -> None:
+    from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+
+    tp = TracerProvider(sampler=ALWAYS_OFF)
+    tp.add_span_processor(SimpleSpanProcessor(exporter))
+    recorder = NecessitySpanRecorder(tp)
+    recorder(evaluate(keyword_engine))
+    assert exporter.get_finished_spans() == ()
+    assert recorder.stats["failures"] == 0
 
 
 def test_own_caps_and_truncation(
