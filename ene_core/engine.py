@@ -30,7 +30,7 @@ from .graph import (
     RunStats,
     Verifier,
 )
-from .oracle import Scores, SupportOracle, decide
+from .oracle import Scores, SupportOracle, Verdict, decide
 from .premise import EvidenceIndex, Premise, PremisePacker
 
 Check = tuple[Premise, str]
@@ -273,24 +273,24 @@ class NecessityEngine:
                     todo[key] = None
                     tally.forward += 1
         pending = list(todo)
+        fresh: dict[tuple[str, str, str], Scores] = {}
         if pending:
             scores = self.oracle.score([(p, h) for _, p, h in pending])
             if len(scores) != len(pending):
                 raise OracleError(f"oracle returned {len(scores)} scores for {len(pending)} pairs")
-            fresh = {}
-            for key, value in zip(pending, scores, strict=True):
-                _validate(value)
-                fresh[key] = value
-                self.cache.put(key, value)
-        else:
-            fresh = {}
+            for key, computed in zip(pending, scores, strict=True):
+                _validate(computed)
+                fresh[key] = computed
+                self.cache.put(key, computed)
         empty = Scores(0.0, 0.0)
         results: dict[int, list[Scores]] = {}
         for i, checks in asks.items():
             row = []
             for premise, claim in checks:
                 key = (model, premise.text, claim)
-                value = empty if not premise.text else fresh.get(key) or self.cache.get(key)
+                value: Scores | None = (
+                    empty if not premise.text else fresh.get(key) or self.cache.get(key)
+                )
                 if value is None:  # evicted between lookup and use: tiny cache under load
                     value = self.oracle.score([(premise.text, claim)])[0]
                 row.append(value)
@@ -387,7 +387,7 @@ class NecessityEngine:
         segments: list[Segment],
         index: EvidenceIndex,
         baseline: dict[int, Scores],
-        verdicts: dict[int, str],
+        verdicts: Mapping[int, Verdict],
         without: dict[int, list[Scores]],
         necessary: dict[int, list[int]],
         single: dict[int, list[Scores]],
@@ -422,7 +422,7 @@ class NecessityEngine:
                     span=(seg.start, seg.end),
                     kind=seg.kind,
                     cited=list(seg.cited),
-                    status=status,  # type: ignore[arg-type]
+                    status=status,
                     classification=_classify(status, necessary.get(k, [])),
                     p_entail=baseline[k].entail,
                     p_contra=baseline[k].contra,

@@ -90,7 +90,7 @@ def make_tiny_nli_model(
     )
     labels = id2label or {0: "entailment", 1: "neutral", 2: "contradiction"}
     torch.manual_seed(seed)
-    config = BertConfig(
+    config = BertConfig(  # type: ignore[call-arg]
         vocab_size=len(vocab),
         hidden_size=32,
         num_hidden_layers=2,
