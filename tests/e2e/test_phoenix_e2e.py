@@ -169,25 +169,24 @@ def langchain_trace(phoenix: Phoenix) -> dict[str, Any]:
 def test_langchain_example_in_phoenix(phoenix: Phoenix, langchain_trace: dict[str, Any]) -> None:
     example = runpy.run_path(str(REPO / "examples/langchain_rag.py"))
     chunks = dict(example["CHUNKS"])
-    ene, spans = langchain_trace["ene"], langchain_trace["spans"]
-    assert len(ene) == 1  # the handler's chain; the pruner chain evaluates without a handler
-    span = ene[0]
-    by_id = {s["context"]["span_id"]: s for s in spans}
-    parent = by_id[span["parent_id"]]  # OpenInference's span for the root run
-    assert parent["parent_id"] is None and parent["span_kind"] == "CHAIN"
-    assert parent["context"]["trace_id"] == span["context"]["trace_id"]
-    retriever = retriever_of(span, spans)
-    assert retriever is not None
-    texts = documents_of(retriever)
-    check_evaluator(span, "langchain", texts)
-    assert span["attributes"]["ene.verifier.model"] == (
-        "keyword-oracle" if ORACLE == "keyword" else span["attributes"]["ene.verifier.model"]
-    )
     key_of = {text: key for key, text in chunks.items()}
-    assert list(span["attributes"]["ene.contexts.ids"]) == [key_of[t] for t in texts]
-    necessary = {chunks["range"], chunks["charging"]}
-    annotations = check_annotations(phoenix, span, retriever, necessary)
-    assert sum(d["label"] == "necessary" for d in annotations) == 2
+    necessary = {chunks["range"], chunks["charging"]}  # what the example's answer uses
+    ene, spans = langchain_trace["ene"], langchain_trace["spans"]
+    assert ene  # the handler's chain (the pruner chain evaluates without a handler)
+    by_id = {s["context"]["span_id"]: s for s in spans}
+    for span in ene:
+        parent = by_id[span["parent_id"]]  # OpenInference's span for the root run
+        assert parent["parent_id"] is None and parent["span_kind"] == "CHAIN"
+        assert parent["context"]["trace_id"] == span["context"]["trace_id"]
+        retriever = retriever_of(span, spans)
+        assert retriever is not None
+        texts = documents_of(retriever)
+        check_evaluator(span, "langchain", texts)
+        if ORACLE == "keyword":
+            assert span["attributes"]["ene.verifier.model"] == "keyword-oracle"
+        assert list(span["attributes"]["ene.contexts.ids"]) == [key_of[t] for t in texts]
+        annotations = check_annotations(phoenix, span, retriever, necessary)
+        assert sum(d["label"] == "necessary" for d in annotations) == 2
 
 
 def test_llamaindex_example_in_phoenix(phoenix: Phoenix) -> None:
