@@ -166,7 +166,7 @@ class NLIOracle:
             cut = self.tokenizer(
                 [premises[i] for i in too_long],
                 [hypotheses[i] for i in too_long],
-                truncation="only_first",
+                truncation="longest_first",  # the premise, unless the claim alone is too long
                 max_length=self.max_length,
             )
             for key in encoded:

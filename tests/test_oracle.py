@@ -55,6 +55,8 @@ def test_truncation_is_recorded(tiny_model_dir: str) -> None:
         [("the cat sat.", "the cat sat."), ("the cat sat. " * 50, "the cat.")]
     )
     assert not short.truncated and long.truncated
+    (huge_claim,) = oracle.score([("the cat sat.", "the cat sat on the mat. " * 40)])
+    assert huge_claim.truncated
 
 
 def test_engine_on_real_oracle_counts_and_cache(tiny_model_dir: str) -> None:
