@@ -347,7 +347,11 @@ class NecessityEngine:
         n: int,
     ) -> Generator[list[Check], list[Scores], list[int]]:
         """Union of necessary contexts, grown greedily until every supported claim holds,
-        then pruned of the contexts it added, last added first."""
+        then pruned of the contexts it added, last added first.
+
+        A claim that fails on the kept set gets the candidate with the highest single-context
+        entailment added; candidates are the contexts feeding its full premise (the others
+        ranked lower for it), all unkept contexts if none is left."""
         kept = sorted({i for k in supported for i in necessary[k]})
         added: list[int] = []
 
@@ -367,12 +371,17 @@ class NecessityEngine:
             if not broken:
                 break
             k = broken[0]
-            if k not in single:
-                single[k] = yield [
-                    (index.premise(segments[k].text, {i}), segments[k].text) for i in range(n)
-                ]
-            candidates = [i for i in range(n) if i not in kept]
-            best = max(candidates, key=lambda i: (single[k][i].entail, -i))
+            text = segments[k].text
+            # Candidates: chunks that feed this claim's full premise (others ranked lower).
+            pool = sorted(index.premise(text).contexts - set(kept)) or [
+                i for i in range(n) if i not in kept
+            ]
+            if k in single:
+                alone = {i: single[k][i] for i in pool}
+            else:
+                scores = yield [(index.premise(text, {i}), text) for i in pool]
+                alone = dict(zip(pool, scores, strict=True))
+            best = max(pool, key=lambda i: (alone[i].entail, -i))
             kept.append(best)
             added.append(best)
         for i in reversed(added):
