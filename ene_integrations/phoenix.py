@@ -62,7 +62,8 @@ def document_annotations(
         if ctx.necessary_for:
             label = "necessary"
             claims = ", ".join(_claim(eng, k, capture_content) for k in ctx.necessary_for)
-            why = f"Needed by {claims}: without this document they are unsupported."
+            they = "they are" if len(ctx.necessary_for) > 1 else "it is"
+            why = f"Needed by {claims}: without this document {they} unsupported."
         elif ctx.used:
             label = "used"
             why = "In the minimal sufficient set; no claim depends on it alone."
@@ -171,6 +172,12 @@ class PhoenixDocumentAnnotator:
             if cls._shared is None or cls._shared._closed:
                 cls._shared = cls()
             return cls._shared
+
+    @classmethod
+    def flush_shared(cls, timeout: float | None = 10.0) -> bool:
+        """Flush the process-wide annotator if one was created; ``True`` when nothing is left."""
+        shared = cls._shared
+        return True if shared is None else shared.flush(timeout)
 
     @property
     def stats(self) -> dict[str, int]:
