@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 import threading
 import uuid
@@ -643,6 +644,7 @@ def _pruned(
 ) -> Any:
     outcome = prune(nodes, eng, keep=keep)
     metadata = dict(response.metadata or {})
+    metadata.pop("ene", None)  # a graph by another verifier or on other nodes does not apply
     if eng is not None:
         metadata["ene"] = eng
     metadata["ene_pruning"] = {
@@ -654,22 +656,20 @@ def _pruned(
     return dataclasses.replace(response, source_nodes=outcome.kept, metadata=metadata)
 
 
-def _covers(eng: Any, nodes: list[NodeWithScore]) -> bool:
-    return isinstance(eng, EvidenceNecessityGraph) and [c.id for c in eng.contexts] == [
-        n.node.node_id for n in nodes
-    ]
+def _fits(eng: Any, nodes: list[NodeWithScore], engine: NecessityEngine | None) -> bool:
+    """Whether ``eng`` was computed on exactly these nodes (and by ``engine``'s verifier)."""
+    return (
+        isinstance(eng, EvidenceNecessityGraph)
+        and [c.id for c in eng.contexts] == [n.node.node_id for n in nodes]
+        and (engine is None or eng.verifier.model == engine.oracle.name)
+    )
 
 
-def _known(
-    response: Any, nodes: list[NodeWithScore]
-) -> tuple[EvidenceNecessityGraph | None, str | None]:
-    """A graph for these nodes already on the response, and the handler's pending request id."""
-    metadata = getattr(response, "metadata", None) or {}
-    eng = metadata.get("ene")
-    if _covers(eng, nodes):
-        return eng, None
-    request_id = metadata.get("ene_request_id")
-    return None, request_id if installed_handler() is not None else None
+def _pending(response: Any) -> tuple[NecessityHandler, str] | None:
+    """The installed handler and the request id it gave this response, if any."""
+    handler = installed_handler()
+    request_id = (getattr(response, "metadata", None) or {}).get("ene_request_id")
+    return (handler, request_id) if handler and isinstance(request_id, str) else None
 
 
 def _graph(
@@ -680,16 +680,17 @@ def _graph(
     engine: NecessityEngine | None,
     timeout: float,
 ) -> tuple[EvidenceNecessityGraph | None, str | None]:
-    eng, request_id = _known(response, nodes)
-    handler = installed_handler()
+    """The graph on the response, else the handler's, else a fresh one; or why there is none."""
     try:
-        if eng is None and request_id is not None and handler is not None:
-            with contextlib.suppress(Exception):  # waiting is an optimisation only
-                eng = handler.result(request_id, timeout).eng
-        if _covers(eng, nodes):
+        eng = (response.metadata or {}).get("ene")
+        pending = _pending(response)
+        if not _fits(eng, nodes, engine) and pending:
+            with contextlib.suppress(Exception):  # waiting on the handler is an optimisation
+                eng = pending[0].result(pending[1], timeout).eng
+        if _fits(eng, nodes, engine):
             return eng, None
-        chosen = engine or default_engine()
-        return chosen.evaluate(answer, [_context(n) for n in nodes], question), None
+        contexts = [_context(n) for n in nodes]
+        return (engine or default_engine()).evaluate(answer, contexts, question), None
     except Exception as exc:
         logger.warning("ENE pruning kept every node: %s", exc)
         return None, f"{type(exc).__name__}: {exc}"
@@ -703,17 +704,16 @@ async def _agraph(
     engine: NecessityEngine | None,
     timeout: float,
 ) -> tuple[EvidenceNecessityGraph | None, str | None]:
-    eng, request_id = _known(response, nodes)
-    handler = installed_handler()
     try:
-        if eng is None and request_id is not None and handler is not None:
-            with contextlib.suppress(Exception):  # waiting is an optimisation only
-                eng = (await handler.aresult(request_id, timeout)).eng
-        if _covers(eng, nodes):
+        eng = (response.metadata or {}).get("ene")
+        pending = _pending(response)
+        if not _fits(eng, nodes, engine) and pending:
+            with contextlib.suppress(Exception):
+                eng = (await pending[0].aresult(pending[1], timeout)).eng
+        if _fits(eng, nodes, engine):
             return eng, None
-        chosen = engine or default_engine()
         contexts = [_context(n) for n in nodes]
-        return await chosen.aevaluate(answer, contexts, question), None
+        return await (engine or default_engine()).aevaluate(answer, contexts, question), None
     except Exception as exc:
         logger.warning("ENE pruning kept every node: %s", exc)
         return None, f"{type(exc).__name__}: {exc}"
@@ -752,29 +752,26 @@ class NecessityQueryEngine(BaseQueryEngine):
     def _query(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         response = self.query_engine.query(query_bundle)
         question = query_bundle.query_str
-        if isinstance(response, StreamingResponse):
-            response.response_gen = _tap(
-                response.response_gen, lambda text: self._settle(response, text, question), _noop
-            )
-            return response
-        if isinstance(response, AsyncStreamingResponse):
-            raise TypeError("a sync query returned an AsyncStreamingResponse")
+        if isinstance(response, (StreamingResponse, AsyncStreamingResponse)):
+            return self._watch(response, question)
         return self._finish(response, prune_unused(response, **self._options(question)))
 
     async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
         response = await self.query_engine.aquery(query_bundle)
         question = query_bundle.query_str
-        if isinstance(response, AsyncStreamingResponse):
-            response.response_gen = _atap(
-                response.response_gen, lambda text: self._asettle(response, text, question), _noop
-            )
-            return response
-        if isinstance(response, StreamingResponse):
-            response.response_gen = _tap(
-                response.response_gen, lambda text: self._settle(response, text, question), _noop
-            )
-            return response
+        if isinstance(response, (StreamingResponse, AsyncStreamingResponse)):
+            return self._watch(response, question)
         return self._finish(response, await aprune_unused(response, **self._options(question)))
+
+    def _watch(self, response: Any, question: str) -> Any:
+        """Prune a streamed response in place once its stream is exhausted."""
+        if isinstance(response, StreamingResponse):
+            settle = functools.partial(self._settle, response, question=question)
+            response.response_gen = _tap(response.response_gen, settle, _noop)
+        else:
+            asettle = functools.partial(self._asettle, response, question=question)
+            response.response_gen = _atap(response.response_gen, asettle, _noop)
+        return response
 
     def _options(self, question: str) -> dict[str, Any]:
         return {

@@ -218,6 +218,27 @@ def test_closed_stream_records_why_and_keeps_no_state(index, handler) -> None:
     assert len(handler._targets) == 0 and len(handler._spans) == 0 and len(handler._outer) == 0
 
 
+async def test_cancelled_async_stream_records_why(index, handler) -> None:
+    engine = index.as_query_engine(similarity_top_k=4, streaming=True)
+    response = await engine.aquery(TOPICS[3])
+    assert await response.response_gen.__anext__()
+    await response.response_gen.aclose()
+    result = await handler.aresult(response, timeout=1)
+    assert result.eng is None and "closed before it finished" in result.error
+    assert len(handler._targets) == 0
+
+
+def test_state_is_capped(index, keyword_engine) -> None:
+    handler = eli.instrument(keyword_engine, max_results=2)
+    engine = index.as_query_engine(similarity_top_k=4, streaming=True)
+    responses = [engine.query(TOPICS[0]) for _ in range(5)]  # never consumed
+    assert len(handler._targets) == 2 and len(responses) == 5
+    spans = eli._OpenSpans(3)
+    for i in range(5):
+        spans.enter(f"s{i}", eli._Span(None, False))
+    assert len(spans) == 3 and spans.get("s0") is None and spans.get("s4") is not None
+
+
 def test_unconsumed_streams_are_evicted_after_the_ttl(index, keyword_engine) -> None:
     handler = eli.instrument(keyword_engine, ttl_s=0.05)
     engine = index.as_query_engine(similarity_top_k=4, streaming=True)
@@ -368,6 +389,20 @@ def test_prune_unused_keeps_every_necessary_node(index, keyword_engine) -> None:
         )
         assert again.counts.supported == eng.counts.supported
         assert len(response.source_nodes) == 4  # the original is not modified
+
+
+def test_prune_unused_reevaluates_with_a_different_verifier(index, handler) -> None:
+    response = index.as_query_engine(similarity_top_k=4).query(TOPICS[0])
+    handler.result(response, timeout=10)
+    other = NecessityEngine(GarbageOracle())
+    try:
+        pruned = eli.prune_unused(response, engine=other)
+    finally:
+        other.close()
+    assert (
+        "ene" not in pruned.metadata and "OracleError" in pruned.metadata["ene_pruning"]["reason"]
+    )
+    assert eli.prune_unused(response).metadata["ene"] is response.metadata["ene"]
 
 
 def test_prune_unused_fails_safe(index) -> None:
