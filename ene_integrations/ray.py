@@ -50,7 +50,7 @@ def _pool_size(ray: Any, workers: int | None, num_gpus: float) -> int | tuple[in
     resources = ray.cluster_resources()
     if num_gpus > 0:
         return (1, max(1, int(resources.get("GPU", 0) // num_gpus)))
-    return (1, max(1, int(resources.get("CPU", 1)) - 1))  # leave a CPU for reading
+    return (1, max(1, int(resources.get("CPU", 1))))
 
 
 def eval_with_ray(
@@ -80,8 +80,10 @@ def eval_with_ray(
     context.execution_options.preserve_order = True
     try:
         dataset = (
-            ray.data.read_binary_files(list(paths))
-            .flat_map(split_lines)
+            # reading and splitting are light: zero CPUs, so a pool of actors that holds
+            # every CPU cannot starve them (a deadlock with --workers = number of CPUs)
+            ray.data.read_binary_files(list(paths), num_cpus=0)
+            .flat_map(split_lines, num_cpus=0)
             .map_batches(
                 EvaluationActor,
                 fn_constructor_kwargs={"options": engine_options},

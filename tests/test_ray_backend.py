@@ -1,0 +1,118 @@
+"""``ene eval --backend ray`` writes what the single-process path writes (a local Ray, CPU)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from ene_core.cli import build_engine, engine_options, eval_lines, input_files, main, read_lines
+from ene_core.cli import make_parser as cli_parser
+
+ray = pytest.importorskip("ray", reason="Ray not installed (pip install 'ene[ray]')")
+
+from ene_integrations.ray import eval_with_ray, split_lines  # noqa: E402
+
+REQUESTS = [
+    {"id": "a", "answer": "Paris is in France. Dogs fly.", "contexts": ["Paris is in France."]},
+    {
+        "id": "b",
+        "answer": "The cat sat on the mat. The tower is 300 metres tall.",
+        "contexts": ["The tower is 300 metres tall.", "The cat sat on the mat.", "Red."],
+        "question": "Where?",
+    },
+    {
+        "id": "c",
+        "answer": "The tower is 200 metres tall.",
+        "contexts": ["The tower is 300 metres."],
+    },
+    {"id": "d", "answer": "Paris is the capital of France.", "contexts": []},
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray() -> None:
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture
+def shards(tmp_path: Path) -> Path:
+    """Three shards with a bad line, a blank line and a request that fails validation."""
+    lines = [json.dumps(r) for r in REQUESTS * 3]
+    lines[4] = "{not json"
+    lines[6] = ""
+    lines[7] = json.dumps({"id": "bad", "answer": 5})
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    for n, start in enumerate((0, 5, 9)):
+        end = {0: 5, 5: 9, 9: len(lines)}[start]
+        (folder / f"part-{n:02d}.jsonl").write_text("\n".join(lines[start:end]) + "\n")
+    (folder / "_SUCCESS").write_text("")  # marker files are not input
+    return folder
+
+
+def local_output(folder: Path, *extra: str) -> list[str]:
+    args = cli_parser().parse_args(["eval", str(folder), "-o", "-", *extra])
+    out = io.StringIO()
+    eval_lines(
+        build_engine(args),
+        read_lines(input_files(str(folder))),
+        out,
+        on_error=args.on_error,
+        errors=io.StringIO(),
+    )
+    return out.getvalue().splitlines()
+
+
+def comparable(line: str) -> dict:
+    """Everything but ``stats.duration_ms`` / cache counters, which vary run to run."""
+    data = json.loads(line)
+    if "stats" in data:
+        data["stats"] = {"oracle_checks": data["stats"]["oracle_checks"]}
+    return data
+
+
+def test_ray_output_equals_local_output_keyword(shards: Path, tmp_path: Path) -> None:
+    out = tmp_path / "ray.jsonl"
+    argv = ["eval", str(shards), "-o", str(out), "--oracle", "keyword", "--on-error", "record"]
+    assert main([*argv, "--backend", "ray", "--workers", "2"]) == 0
+    got = out.read_text().splitlines()
+    want = local_output(shards, "--oracle", "keyword", "--on-error", "record")
+    assert len(got) == len(want) == 11  # 12 lines, one blank
+    assert [comparable(x) for x in got] == [comparable(x) for x in want]
+    errors = [json.loads(x) for x in got if "error" in json.loads(x)]
+    assert [e["line"] for e in errors] == [5, 8]  # numbered across shards, like the local path
+    assert [json.loads(x).get("id") for x in got][:4] == ["a", "b", "c", "d"]
+
+
+def test_ray_output_equals_local_output_tiny_nli(
+    shards: Path, tmp_path: Path, tiny_model_dir: str
+) -> None:
+    extra = ["--model", tiny_model_dir, "--device", "cpu"]
+    args = cli_parser().parse_args(["eval", str(shards), "-o", "-", *extra])
+    out = tmp_path / "ray.jsonl"
+    counts = eval_with_ray(
+        input_files(str(shards)),
+        str(out),
+        engine_options=engine_options(args),
+        workers=1,
+        errors=io.StringIO(),
+    )
+    assert counts == {"ok": 9, "failed": 0, "bad_lines": 2}
+    got = out.read_text().splitlines()
+    want = local_output(shards, *extra)
+    assert [comparable(x) for x in got] == [comparable(x) for x in want]
+    assert json.loads(got[0])["verifier"]["model"] != "keyword-oracle"
+
+
+def test_split_lines_matches_python_text_files(tmp_path: Path) -> None:
+    raw = "a\r\nb\rc\u2028d\n\ne"
+    path = tmp_path / "x.jsonl"
+    path.write_text(raw, newline="")
+    rows = split_lines({"bytes": raw.encode()})
+    assert [r["line"] for r in rows] == list(read_lines([str(path)]))
