@@ -123,7 +123,8 @@ class PhoenixDocumentAnnotator:
     """Recorder sending ``ene.necessity`` document annotations to Phoenix in batches.
 
     Annotations queue in memory (at most ``max_queue``; the oldest are dropped and counted) and
-    a daemon thread sends up to ``batch_size`` at a time, at least every ``flush_interval_s``.
+    a daemon thread sends up to ``batch_size`` at a time, once a batch is full or its oldest
+    annotation has waited ``flush_interval_s``.
     Before each batch it flushes the global SDK tracer provider (``flush_spans_first``) so that
     the retriever spans reach Phoenix before the annotations that refer to them. Pending
     annotations are flushed at interpreter exit (at most ``exit_timeout_s``).
@@ -159,6 +160,8 @@ class PhoenixDocumentAnnotator:
         self._max_queue = max(int(max_queue), 1)
         self._cond = threading.Condition()
         self._in_flight = 0
+        self._flushing = 0
+        self._since = time.monotonic()  # when the oldest waiting annotation was queued
         self._thread: threading.Thread | None = None
         self._closed = False
         self._exit_hook = False
@@ -197,6 +200,8 @@ class PhoenixDocumentAnnotator:
             if not batch or self._closed:
                 return
             with self._cond:
+                if not self._queue:
+                    self._since = time.monotonic()
                 for item in batch:
                     if len(self._queue) >= self._max_queue:
                         self._queue.popleft()
@@ -212,15 +217,19 @@ class PhoenixDocumentAnnotator:
         """Send everything queued now; ``True`` when the queue drained within ``timeout``."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
-            self._cond.notify_all()
-            while self._queue or self._in_flight:
-                if self._thread is None or not self._thread.is_alive():
-                    return False
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    return False
-                self._cond.wait(0.1 if left is None else min(left, 0.1))
-            return True
+            self._flushing += 1
+            try:
+                self._cond.notify_all()
+                while self._queue or self._in_flight:
+                    if self._thread is None or not self._thread.is_alive():
+                        return False
+                    left = None if deadline is None else deadline - time.monotonic()
+                    if left is not None and left <= 0:
+                        return False
+                    self._cond.wait(0.1 if left is None else min(left, 0.1))
+                return True
+            finally:
+                self._flushing -= 1
 
     def close(self, timeout: float | None = 10.0) -> None:
         """Flush, then stop the sending thread."""
@@ -243,14 +252,16 @@ class PhoenixDocumentAnnotator:
     def _loop(self) -> None:
         while True:
             with self._cond:
-                if not self._queue and not self._closed:
-                    self._cond.wait(self.flush_interval_s)
-                if self._closed and not self._queue:
-                    return
-                if not self._queue:
-                    continue
+                while not self._due():
+                    if self._closed and not self._queue:
+                        return
+                    wait = self.flush_interval_s
+                    if self._queue:
+                        wait = max(self._since + self.flush_interval_s - time.monotonic(), 0.0)
+                    self._cond.wait(wait)
                 n = min(self.batch_size, len(self._queue))
                 batch = [self._queue.popleft() for _ in range(n)]
+                self._since = time.monotonic()  # what is left waits its turn again
                 self._in_flight = n
             try:
                 self._send(batch)
@@ -264,6 +275,16 @@ class PhoenixDocumentAnnotator:
                 self._stats["failed"] += failed
                 self._stats["batches"] += 1
                 self._cond.notify_all()
+
+    def _due(self) -> bool:
+        """A batch goes when full, when flushing or closing, or ``flush_interval_s`` after the
+        oldest waiting annotation was queued (which gives the backend time to ingest the
+        retriever spans that the annotations refer to)."""
+        if not self._queue:
+            return False
+        if len(self._queue) >= self.batch_size or self._flushing or self._closed:
+            return True
+        return time.monotonic() - self._since >= self.flush_interval_s
 
     def _send(self, batch: list[dict[str, Any]]) -> None:
         if self.flush_spans_first:
