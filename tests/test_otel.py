@@ -680,6 +680,24 @@ def test_annotator_batches_counts_failures_and_never_raises(
     assert annotator.stats["queued"] == 12
 
 
+def test_annotator_sends_on_its_own_in_batches(
+    keyword_engine: NecessityEngine, provider: TracerProvider
+) -> None:
+    retriever = request_span(provider)
+    result = evaluate(keyword_engine, metadata={"documents": document_refs(retriever, 4)})
+    client = RecordingClient()
+    annotator = PhoenixDocumentAnnotator(client, flush_interval_s=2.0)
+    annotator(result)
+    annotator(result)  # joins the waiting batch
+    for _ in range(300):  # no flush(): the thread sends once the oldest has waited
+        if annotator.stats["sent"] == 8:
+            break
+        threading.Event().wait(0.05)
+    assert annotator.stats["sent"] == 8 and annotator.stats["batches"] == 1
+    assert [len(c) for c in client.spans.calls] == [8]
+    annotator.close(1)
+
+
 def test_annotator_queue_is_bounded(
     keyword_engine: NecessityEngine, provider: TracerProvider
 ) -> None:
