@@ -17,10 +17,11 @@ dispatcher's bounded result store; the span tree tells which query or chat engin
 synthesis belonged to, so a chat engine's ``AgentChatResponse`` gets the same keys.
 
 Covered: anything that answers through a response synthesizer - ``RetrieverQueryEngine``
-(``query``, ``aquery``, sync and async streaming), ``CondensePlusContextChatEngine`` (``chat``,
-``achat``, ``stream_chat``, ``astream_chat``), ``CondenseQuestionChatEngine``, query engine
-tools called by agents, sub-question and router engines (one graph per synthesis). Not covered:
-engines that call the LLM without a synthesizer (``ContextChatEngine``, ``SimpleChatEngine``).
+(``query``, ``aquery``, sync and async streaming), ``CondensePlusContextChatEngine``,
+``ContextChatEngine`` and ``CondenseQuestionChatEngine`` (``chat``, ``achat``, ``stream_chat``,
+``astream_chat``), query engine tools called by agents, sub-question and router engines (one
+graph per synthesis). Not covered: calls that retrieve nothing through a synthesizer
+(``SimpleChatEngine``, a bare ``llm.complete``).
 
 Never breaks the host: LlamaIndex silently swallows handler exceptions, so every handler body
 logs and records its own failure as an ENG-less result; the answer the caller gets is the one

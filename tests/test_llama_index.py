@@ -20,7 +20,11 @@ from llama_index.core.base.llms.types import (
     CompletionResponseGen,
     LLMMetadata,
 )
-from llama_index.core.chat_engine import CondensePlusContextChatEngine
+from llama_index.core.chat_engine import (
+    CondensePlusContextChatEngine,
+    CondenseQuestionChatEngine,
+    ContextChatEngine,
+)
 from llama_index.core.embeddings import MockEmbedding
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.llms import CustomLLM
@@ -249,13 +253,24 @@ def test_unconsumed_streams_are_evicted_after_the_ttl(index, keyword_engine) -> 
     assert len(responses) == 3
 
 
-def test_chat_engine_responses_carry_the_graph(index, handler) -> None:
-    chat = CondensePlusContextChatEngine.from_defaults(index.as_retriever(similarity_top_k=4))
+def _chat_engine(kind: str, index: VectorStoreIndex) -> Any:
+    if kind == "condense_question":
+        return CondenseQuestionChatEngine.from_defaults(index.as_query_engine(similarity_top_k=4))
+    engine_type = {"condense_plus_context": CondensePlusContextChatEngine}.get(
+        kind, ContextChatEngine
+    )
+    return engine_type.from_defaults(index.as_retriever(similarity_top_k=4))
+
+
+@pytest.mark.parametrize("kind", ["condense_plus_context", "context", "condense_question"])
+def test_chat_engine_responses_carry_the_graph(index, handler, kind) -> None:
+    chat = _chat_engine(kind, index)
     reply = chat.chat(TOPICS[1])
     assert reply.response == DOCS[1]
     result = handler.result(reply, timeout=10)
     check(result.eng, DOCS[1], TOPICS[1], reply.source_nodes)
     assert reply.metadata["ene"] is result.eng
+    chat.reset()  # the mock LLM would otherwise also quote the history
     stream = chat.stream_chat(TOPICS[0])
     assert "".join(stream.response_gen) == DOCS[0]
     check(handler.result(stream, timeout=10).eng, DOCS[0], TOPICS[0], stream.source_nodes)
