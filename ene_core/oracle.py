@@ -94,7 +94,7 @@ class NLIOracle:
     >>> oracle = NLIOracle()                       # the embedded default verifier, offline
     >>> oracle = NLIOracle("path/to/model", device="cuda")
 
-    Batching: pairs are tokenized alone, padded to a length bucket (a multiple of 32 tokens) and
+    Batching: pairs are tokenized alone, padded to a length bucket (a multiple of 16 tokens) and
     run in row groups of a fixed size per bucket (``min(batch_size, max_batch_tokens // length)``,
     partial groups filled with copies), so every forward pass a pair takes part in has a shape
     that depends only on that pair. Rows do not interact, so a pair's probabilities are bitwise
@@ -176,7 +176,7 @@ class NLIOracle:
         types: list[list[int]] | None = encoded.get("token_type_ids")
         buckets: dict[int, list[int]] = {}
         for i, row in enumerate(ids):
-            buckets.setdefault(min(_round_up(len(row), 32), self.max_length), []).append(i)
+            buckets.setdefault(min(_round_up(len(row), 16), self.max_length), []).append(i)
         probs: list[tuple[float, float]] = [(0.0, 0.0)] * len(pairs)
         too_long_set = set(too_long)
         with self._lock, self._torch.inference_mode():
