@@ -50,7 +50,7 @@ margin:14px 0}
 padding:6px 9px;margin:0 0 7px;cursor:pointer;background:#fff}
 .chunk.necessary{border-left-color:#1f4e99}.chunk.used{border-left-color:#7aa7e0}
 .chunk.unused{opacity:.8}.chunk .body{max-height:7.4em;overflow:auto;white-space:pre-wrap;
-font-size:13px}
+font-size:13px}.chunk.unused .body{max-height:2.9em}
 .chunk .head{font-size:12px;color:var(--mute);display:flex;gap:8px;flex-wrap:wrap}
 .badge{font-size:11px;font-weight:600;border-radius:9px;padding:0 7px;color:#fff;background:#b0b0b0}
 .badge.necessary{background:#1f4e99}.badge.used{background:#7aa7e0}
@@ -63,7 +63,7 @@ font-size:13px}
 [data-edge]{fill:none;stroke:#1f4e99;stroke-width:2}[data-edge].hl{stroke-width:3.5}
 svg text{font:11px system-ui,sans-serif}svg [data-key]{cursor:pointer}
 .row{display:flex;gap:28px;flex-wrap:wrap;align-items:flex-start}
-table{border-collapse:collapse;font-size:13px}td,th{padding:3px 10px;text-align:right;
+table{border-collapse:collapse;font-size:13px}td,th{padding:3px 8px;text-align:right;
 border-bottom:1px solid var(--line)}td:first-child,th:first-child{text-align:left}
 th{color:var(--mute);font-weight:600}.plots{display:flex;gap:24px;flex-wrap:wrap}
 .warnings{color:#8a6d00;font-size:13px}
@@ -383,7 +383,7 @@ def _group_rows(groups: Sequence[Group]) -> str:
         + (' <span class="badge warn">never used</span>' if g.never_used else "")
         + f"</td><td>{g.chunks}</td><td>{g.requests}</td><td>{g.necessary}</td>"
         f"<td>{esc(percent(g.used.value))}</td><td>{esc(interval(g.used))}</td>"
-        f"<td>{rate_bar(g.used)}</td></tr>"
+        f"<td>{rate_bar(g.used, 120)}</td></tr>"
         for g in groups
     )
 
