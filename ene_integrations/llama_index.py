@@ -560,20 +560,23 @@ def installed_handler() -> NecessityHandler | None:
     return None
 
 
-def instrument(engine: NecessityEngine | None = None, **options: Any) -> NecessityHandler:
-    """Evaluate every synthesized answer in this process; returns the handler.
+def instrument(handler: NecessityHandler | None = None, **options: Any) -> NecessityHandler:
+    """Register ``handler`` (or a new one built from ``options``) for every synthesis.
 
-    Idempotent: when a handler is already installed it is returned unchanged (call
-    :func:`uninstrument` first to change its options). ``options`` are those of
-    :class:`NecessityHandler` (``mode``, ``on_result``, ``on_error``, ``recorders``, ...).
+    Idempotent: a second call returns the installed handler (pass a handler to replace it).
+    ``options`` are those of :class:`NecessityHandler` (``engine``, ``mode``, ``on_result``,
+    ``on_error``, ``recorders``, ...), the same as the LangChain handler's.
     """
     with _install_lock:
         existing = installed_handler()
-        if existing is not None:
-            if engine is not None or options:
-                logger.warning("ENE is already instrumented; new options are ignored")
-            return existing
-        handler = NecessityHandler(engine, **options)
+        if handler is None:
+            if existing is not None:
+                if options:
+                    logger.warning("ENE is already instrumented; call uninstrument() first")
+                return existing
+            handler = NecessityHandler(**options)
+        if existing is not None and existing is not handler:
+            existing.detach()
         handler.attach()
         return handler
 

@@ -131,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     index = VectorStoreIndex.from_documents([Document(text=t) for t in DOCUMENTS])
     engine = build_engine(args.oracle)
 
-    handler = instrument(engine)  # the one line: every synthesized answer now gets its ENG
+    handler = instrument(engine=engine)  # the one line: every synthesized answer now gets its ENG
     try:
         query_engine = index.as_query_engine(similarity_top_k=len(DOCUMENTS))
         response = query_engine.query(args.question)

@@ -144,7 +144,7 @@ def index() -> VectorStoreIndex:
 
 @pytest.fixture
 def handler(keyword_engine: NecessityEngine) -> Iterator[eli.NecessityHandler]:
-    yield eli.instrument(keyword_engine)
+    yield eli.instrument(engine=keyword_engine)
     eli.uninstrument()
 
 
@@ -233,7 +233,7 @@ async def test_cancelled_async_stream_records_why(index, handler) -> None:
 
 
 def test_state_is_capped(index, keyword_engine) -> None:
-    handler = eli.instrument(keyword_engine, max_results=2)
+    handler = eli.instrument(engine=keyword_engine, max_results=2)
     engine = index.as_query_engine(similarity_top_k=4, streaming=True)
     responses = [engine.query(TOPICS[0]) for _ in range(5)]  # never consumed
     assert len(handler._targets) == 2 and len(responses) == 5
@@ -244,7 +244,7 @@ def test_state_is_capped(index, keyword_engine) -> None:
 
 
 def test_unconsumed_streams_are_evicted_after_the_ttl(index, keyword_engine) -> None:
-    handler = eli.instrument(keyword_engine, ttl_s=0.05)
+    handler = eli.instrument(engine=keyword_engine, ttl_s=0.05)
     engine = index.as_query_engine(similarity_top_k=4, streaming=True)
     responses = [engine.query(TOPICS[0]) for _ in range(3)]
     assert len(handler._targets) == 3
@@ -314,7 +314,7 @@ async def test_200_concurrent_aqueries_each_get_their_own_graph(index, handler) 
 def test_inline_mode_attaches_before_returning(index, keyword_engine) -> None:
     seen: list[str] = []
     handler = eli.instrument(
-        keyword_engine, mode="inline", on_result=lambda rid, eng: seen.append(rid)
+        engine=keyword_engine, mode="inline", on_result=lambda rid, eng: seen.append(rid)
     )
     response = index.as_query_engine(similarity_top_k=4).query(TOPICS[2])
     assert response.metadata["ene"].answer == DOCS[3]
@@ -323,7 +323,7 @@ def test_inline_mode_attaches_before_returning(index, keyword_engine) -> None:
 
 def test_instrument_twice_gives_one_result_per_query(index, keyword_engine) -> None:
     seen: list[str] = []
-    first = eli.instrument(keyword_engine, on_result=lambda rid, eng: seen.append(rid))
+    first = eli.instrument(engine=keyword_engine, on_result=lambda rid, eng: seen.append(rid))
     assert eli.instrument() is first
     root = get_dispatcher()
     assert sum(isinstance(h, eli._EventTap) for h in root.event_handlers) == 1
@@ -333,6 +333,9 @@ def test_instrument_twice_gives_one_result_per_query(index, keyword_engine) -> N
     for r in responses:
         first.result(r, timeout=10)
     assert sorted(seen) == sorted(first.request_id(r) for r in responses)
+    second = eli.NecessityHandler(engine=keyword_engine)
+    assert eli.instrument(second) is second and eli.installed_handler() is second
+    assert sum(isinstance(h, eli._EventTap) for h in root.event_handlers) == 1
     assert eli.uninstrument() is True and eli.uninstrument() is False
     assert "ene_request_id" not in (engine.query(TOPICS[0]).metadata or {})
 
@@ -345,7 +348,7 @@ def test_faulty_oracle_leaves_the_response_identical(index, oracle_type) -> None
     faulty = NecessityEngine(oracle)
     errors: list[str] = []
     handler = eli.instrument(
-        faulty, mode="inline", inline_timeout_s=0.2, on_error=lambda rid, e: errors.append(e)
+        engine=faulty, mode="inline", inline_timeout_s=0.2, on_error=lambda rid, e: errors.append(e)
     )
     try:
         response = engine.query(TOPICS[3])
@@ -375,7 +378,7 @@ def test_a_handler_bug_is_recorded_not_raised(index, handler, monkeypatch) -> No
 def test_trace_is_the_span_current_at_synthesis(index, keyword_engine) -> None:
     trace_sdk = pytest.importorskip("opentelemetry.sdk.trace")
     recorded: list[Any] = []
-    handler = eli.instrument(keyword_engine, recorders=[recorded.append])
+    handler = eli.instrument(engine=keyword_engine, recorders=[recorded.append])
     tracer = trace_sdk.TracerProvider().get_tracer("test")
     with tracer.start_as_current_span("request") as span:
         response = index.as_query_engine(similarity_top_k=4).query(TOPICS[0])
@@ -475,7 +478,7 @@ def test_real_nli_oracle_through_the_handler(index, tiny_model_dir) -> None:
 
     engine = NecessityEngine(NLIOracle(tiny_model_dir, device="cpu"))
     try:
-        handler = eli.instrument(engine)
+        handler = eli.instrument(engine=engine)
         response = index.as_query_engine(similarity_top_k=4).query(TOPICS[3])
         eng = handler.result(response, timeout=60).eng
         check(eng, str(response), TOPICS[3], response.source_nodes)
