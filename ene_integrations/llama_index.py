@@ -323,20 +323,16 @@ class NecessityHandler:
                 metadata["ene"] = result.eng
 
 
+@dataclasses.dataclass(frozen=True)
 class _Job:
     """One request waiting for its answer text: dispatches once, or records why it did not."""
 
-    def __init__(
-        self,
-        dispatcher: NecessityDispatcher,
-        request_id: str,
-        contexts: list[dict[str, Any]],
-        question: str | None,
-        trace: Any,
-        metadata: dict[str, Any],
-    ) -> None:
-        self.dispatcher, self.request_id, self.contexts = dispatcher, request_id, contexts
-        self.question, self.trace, self.metadata = question, trace, metadata
+    dispatcher: NecessityDispatcher
+    request_id: str
+    contexts: list[dict[str, Any]]
+    question: str | None
+    trace: Any
+    metadata: dict[str, Any]
 
     def run(self, answer: str) -> None:
         self.dispatcher.dispatch(
