@@ -556,7 +556,7 @@ def test_llama_index_modes(
     index = VectorStoreIndex.from_documents([Document(text=c["text"]) for c in CONTEXTS])
     recorder = NecessitySpanRecorder(provider, link_mode=link_mode)  # type: ignore[arg-type]
     eli.uninstrument()
-    handler = eli.instrument(keyword_engine, recorders=[recorder])
+    handler = eli.instrument(engine=keyword_engine, recorders=[recorder])
     tracer = provider.get_tracer("app")
     parents: dict[int, int] = {}
 
@@ -858,7 +858,7 @@ def test_llama_index_with_openinference_parents_and_document_annotations(
     instrumentor = oi.LlamaIndexInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
     eli.uninstrument()
-    handler = eli.instrument(keyword_engine, recorders=[NecessitySpanRecorder(provider)])
+    handler = eli.instrument(engine=keyword_engine, recorders=[NecessitySpanRecorder(provider)])
     engine = index.as_query_engine(similarity_top_k=4, streaming=mode in ("stream", "astream"))
 
     async def one() -> Any:
