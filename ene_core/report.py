@@ -12,7 +12,7 @@ import json
 import math
 import random
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -167,23 +167,26 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
 
 
 def bootstrap(
-    metrics: Sequence[_Metric], n: int, *, resamples: int = 1000, seed: int = 0
+    metrics: Sequence[_Metric],
+    n: int,
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+    use_numpy: bool | None = None,
 ) -> dict[str, tuple[float, float] | None]:
-    """Percentile 95% intervals for every metric, resampling the ``n`` requests together."""
+    """Percentile 95% intervals for every metric, resampling the ``n`` requests together.
+
+    The resamples come from ``random.Random(seed)``; numpy, when installed, only adds up the
+    (integer) counts faster, so the intervals are the same with or without it.
+    """
     rng = random.Random(seed)
     samples: dict[str, list[float]] = {m.name: [] for m in metrics}
-    if n == 0 or resamples <= 0:
+    if n == 0 or resamples <= 0 or not metrics:
         return dict.fromkeys(samples)
-    population = range(n)
-    for _ in range(resamples):
-        weight = Counter(rng.choices(population, k=n))
-        for metric in metrics:
-            num = den = 0
-            for request, (a, b) in metric.rows.items():
-                w = weight.get(request)
-                if w:
-                    num += w * a
-                    den += w * b
+    draws = (rng.choices(range(n), k=n) for _ in range(resamples))
+    sums = _sums_numpy if use_numpy is not False and _numpy() is not None else _sums_python
+    for totals in sums(metrics, n, draws):
+        for metric, (num, den) in zip(metrics, totals, strict=True):
             if den:
                 samples[metric.name].append(num / den)
     intervals: dict[str, tuple[float, float] | None] = {}
@@ -191,6 +194,46 @@ def bootstrap(
         values.sort()
         intervals[name] = (percentile(values, 0.025), percentile(values, 0.975)) if values else None
     return intervals
+
+
+def _numpy() -> Any:
+    try:
+        import numpy
+    except ImportError:
+        return None
+    return numpy
+
+
+def _dense(metrics: Sequence[_Metric], n: int, column: int) -> list[list[int]]:
+    rows = []
+    for metric in metrics:
+        row = [0] * n
+        for request, values in metric.rows.items():
+            row[request] = values[column]
+        rows.append(row)
+    return rows
+
+
+def _sums_python(
+    metrics: Sequence[_Metric], n: int, draws: Iterable[list[int]]
+) -> Iterator[list[tuple[int, int]]]:
+    nums, dens = _dense(metrics, n, 0), _dense(metrics, n, 1)
+    for idx in draws:
+        yield [
+            (sum(map(num.__getitem__, idx)), sum(map(den.__getitem__, idx)))
+            for num, den in zip(nums, dens, strict=True)
+        ]
+
+
+def _sums_numpy(
+    metrics: Sequence[_Metric], n: int, draws: Iterable[list[int]]
+) -> Iterator[list[tuple[int, int]]]:
+    np = _numpy()
+    nums = np.array(_dense(metrics, n, 0), dtype=np.int64)
+    dens = np.array(_dense(metrics, n, 1), dtype=np.int64)
+    for idx in draws:
+        weight = np.bincount(np.asarray(idx, dtype=np.int64), minlength=n)
+        yield list(zip((nums @ weight).tolist(), (dens @ weight).tolist(), strict=True))
 
 
 def _scalar(value: Any) -> str | None:
@@ -277,17 +320,9 @@ def summarize(
     ]
     intervals = bootstrap(every, len(engs), resamples=resamples, seed=seed)
 
-    breakdowns: dict[str, list[Group]] = {}
-    for key in sorted(kept_fields):
-        rows = []
-        for name, metric in kept_fields[key].items():
-            value = name[len(key) + 1 :]
-            chunks, requests, necessary, tokens = group_info[(key, value)]
-            rows.append(
-                Group(value, chunks, len(requests), necessary, tokens, metric.rate(intervals[name]))
-            )
-        breakdowns[key] = sorted(rows, key=lambda g: (-g.chunks, g.value))
-
+    breakdowns = {
+        key: _groups(key, kept_fields[key], group_info, intervals) for key in sorted(kept_fields)
+    }
     rows = [_request_row(i, eng) for i, eng in enumerate(engs)]
     slowest = sorted(rows, key=lambda row: (-row.duration_ms, row.position))[:top]
     fragile = sorted(
@@ -312,6 +347,22 @@ def summarize(
         resamples=resamples,
         warnings=warnings,
     )
+
+
+def _groups(
+    key: str,
+    metrics: dict[str, _Metric],
+    info: dict[tuple[str, str], list[Any]],
+    intervals: dict[str, tuple[float, float] | None],
+) -> list[Group]:
+    """The rows of one metadata field's breakdown, largest group first."""
+    groups = []
+    for name, metric in metrics.items():
+        value = name[len(key) + 1 :]
+        chunks, requests, necessary, tokens = info[(key, value)]
+        used = metric.rate(intervals[name])
+        groups.append(Group(value, chunks, len(requests), necessary, tokens, used))
+    return sorted(groups, key=lambda g: (-g.chunks, g.value))
 
 
 def _request_row(i: int, eng: EvidenceNecessityGraph) -> RequestRow:

@@ -192,3 +192,11 @@ def test_eval_with_report_writes_html(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "Aggregate report" in page and page.count("data-eng>") == 3
     assert main(["report", str(out)]) == 0
     assert "tokens pruning saves" in capsys.readouterr().out
+
+
+def test_intervals_do_not_depend_on_numpy(engs, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("numpy")
+    many = engs * 5
+    with_numpy = summarize(many, seed=2).to_dict()
+    monkeypatch.setattr("ene_core.report._numpy", lambda: None)
+    assert summarize(many, seed=2).to_dict() == with_numpy
