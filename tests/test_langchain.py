@@ -446,7 +446,11 @@ def test_roots_that_never_end_are_evicted_after_the_ttl_and_by_the_cap(
 
 
 class RaisingOracle:
-    name, revision, default_threshold = "raising", None, 0.5
+    """Implements the SupportOracle protocol and fails on every call."""
+
+    name: str = "raising"
+    revision: str | None = None
+    default_threshold: float | None = 0.5
 
     def score(self, pairs: Sequence[tuple[str, str]]) -> list[Scores]:
         raise RuntimeError("verifier is down")
