@@ -722,3 +722,24 @@ def test_example_runs_with_the_default_verifier(capsys: pytest.CaptureFixture[st
         pytest.skip(f"the default verifier is not installed yet at {DEFAULT_MODEL_DIR}")
     out = run_example(capsys)
     assert "Claims:" in out and "Necessary chunks:" in out and "sources kept:" in out
+
+
+async def test_real_nli_oracle_path_through_the_handler(tiny_model_dir: str) -> None:
+    from ene_core import NLIOracle
+
+    engine = NecessityEngine(NLIOracle(model=tiny_model_dir), max_wait_ms=1)
+    try:
+        handler = NecessityCallbackHandler(engine)
+        sync_id, async_id = uuid.uuid4(), uuid.uuid4()
+        rag_chain().invoke("paris", config={"callbacks": [handler], "run_id": sync_id})
+        await rag_chain().ainvoke("france", config={"callbacks": [handler], "run_id": async_id})
+        for run_id, topic in ((sync_id, "paris"), (async_id, "france")):
+            result = await handler.aresult(run_id, timeout=60)
+            assert result.error is None and result.eng is not None  # verdicts are random
+            assert result.eng.answer == answer_for(topic)
+            assert [c.text for c in result.eng.contexts] == [
+                d.page_content for d in docs_for(topic)
+            ]
+            assert result.eng.verifier.model == engine.oracle.name
+    finally:
+        engine.close()
