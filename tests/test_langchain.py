@@ -743,3 +743,13 @@ async def test_real_nli_oracle_path_through_the_handler(tiny_model_dir: str) -> 
             assert result.eng.verifier.model == engine.oracle.name
     finally:
         engine.close()
+
+
+async def test_pruner_at_the_end_of_a_streamed_chain(engine: NecessityEngine) -> None:
+    chain = sources_chain(NecessityPruner(engine))
+    streamed = list(chain.stream("egret"))
+    astreamed = [chunk async for chunk in chain.astream("egret")]
+    for chunks in (streamed, astreamed):
+        assert len(chunks) == 1  # the pruner needs the whole answer: one final mapping
+        assert chunks[0]["answer"] == answer_for("egret")
+        assert chunks[0]["context"] == docs_for("egret")[:2]
