@@ -4,7 +4,7 @@
 # which runs `$ENE_PHOENIX_VENV/bin/phoenix serve` as a subprocess on loopback.
 #
 #   ENE_PHOENIX_VENV   where to create it (default: .phoenix-venv in the repository root)
-#   ENE_PHOENIX_SPEC   the pip requirement for the server (default: arize-phoenix)
+#   ENE_PHOENIX_SPEC   the pip requirement for the server (default: arize-phoenix==20.26.1, the version tested)
 #   PYTHON             the interpreter to build it with (default: python3)
 #
 # Idempotent: an existing environment whose `phoenix` entry point works is left as it is.
@@ -12,7 +12,7 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${ENE_PHOENIX_VENV:-$root/.phoenix-venv}"
-spec="${ENE_PHOENIX_SPEC:-arize-phoenix}"
+spec="${ENE_PHOENIX_SPEC:-arize-phoenix==20.26.1}"
 python="${PYTHON:-python3}"
 
 if [ -x "$venv/bin/phoenix" ] && "$venv/bin/python" -c "import phoenix.server" 2>/dev/null; then
