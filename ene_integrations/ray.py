@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 from collections.abc import Sequence
 from typing import IO, Any
 
@@ -74,7 +75,10 @@ def eval_with_ray(
     import ray
 
     if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False)
+        if address or os.environ.get("RAY_ADDRESS"):
+            ray.init(address=address)
+        else:  # a local instance (or the one `ray start` left running on this machine)
+            ray.init(include_dashboard=False)
     context = ray.data.DataContext.get_current()
     previous = context.execution_options.preserve_order
     context.execution_options.preserve_order = True

@@ -176,3 +176,13 @@ def test_overlapping_spans_fall_back_to_plain_text(eng: EvidenceNecessityGraph) 
     broken = EvidenceNecessityGraph.from_dict(data)
     shown = re.sub(r"<[^>]+>", "", render_eng(broken))
     assert "The tower is 300 metres tall." in shown
+
+
+def test_degenerate_graphs_render(engine: NecessityEngine) -> None:
+    empty, no_contexts = engine.evaluate_many(
+        [{"answer": "", "contexts": ["A chunk."]}, {"answer": "Owls hunt.", "contexts": []}]
+    )
+    for eng in (empty, no_contexts):
+        tags = parse(render_html([eng], report=summarize([eng])))
+        assert sum(1 for t, _ in tags.tags if t == "svg") >= 1
+    assert "every claim is unsupported" in render_eng(no_contexts)  # the ENG's warning is shown
