@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import IO, Any
 
 from ene_core.cli import Outcome, OutcomeWriter, build_engine, evaluate_lines
+from ene_core.errors import EneError
 
 
 class EvaluationActor:
@@ -72,8 +73,10 @@ def eval_with_ray(
     Connects to ``address`` (or ``RAY_ADDRESS``), else starts a local Ray, unless Ray is
     already initialised in this process.
     """
-    import ray
-
+    try:
+        import ray
+    except ImportError:
+        raise EneError("--backend ray needs Ray: pip install 'ene[ray]'") from None
     if not ray.is_initialized():
         if address or os.environ.get("RAY_ADDRESS"):
             ray.init(address=address)

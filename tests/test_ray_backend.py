@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
 from ene_core.cli import build_engine, engine_options, eval_lines, input_files, main, read_lines
 from ene_core.cli import make_parser as cli_parser
-
-ray = pytest.importorskip("ray", reason="Ray not installed (pip install 'ene[ray]')")
-
-from ene_integrations.ray import eval_with_ray, split_lines  # noqa: E402
+from ene_integrations.ray import eval_with_ray, split_lines
 
 REQUESTS = [
     {"id": "a", "answer": "Paris is in France. Dogs fly.", "contexts": ["Paris is in France."]},
@@ -32,8 +30,9 @@ REQUESTS = [
 ]
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(scope="module")
 def local_ray() -> None:
+    ray = pytest.importorskip("ray", reason="Ray not installed (pip install 'ene[ray]')")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     ray.data.DataContext.get_current().enable_progress_bars = False
     yield
@@ -77,7 +76,7 @@ def comparable(line: str) -> dict:
     return data
 
 
-def test_ray_output_equals_local_output_keyword(shards: Path, tmp_path: Path) -> None:
+def test_ray_output_equals_local_output_keyword(local_ray, shards: Path, tmp_path: Path) -> None:
     out = tmp_path / "ray.jsonl"
     argv = ["eval", str(shards), "-o", str(out), "--oracle", "keyword", "--on-error", "record"]
     assert main([*argv, "--backend", "ray", "--workers", "2"]) == 0
@@ -91,7 +90,7 @@ def test_ray_output_equals_local_output_keyword(shards: Path, tmp_path: Path) ->
 
 
 def test_ray_output_equals_local_output_tiny_nli(
-    shards: Path, tmp_path: Path, tiny_model_dir: str
+    local_ray, shards: Path, tmp_path: Path, tiny_model_dir: str
 ) -> None:
     extra = ["--model", tiny_model_dir, "--device", "cpu"]
     args = cli_parser().parse_args(["eval", str(shards), "-o", "-", *extra])
@@ -116,3 +115,14 @@ def test_split_lines_matches_python_text_files(tmp_path: Path) -> None:
     path.write_text(raw, newline="")
     rows = split_lines({"bytes": raw.encode()})
     assert [r["line"] for r in rows] == list(read_lines([str(path)]))
+
+
+def test_missing_ray_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps(REQUESTS[0]) + "\n")
+    argv = ["eval", str(src), "-o", str(tmp_path / "o.jsonl"), "--oracle", "keyword"]
+    assert main([*argv, "--backend", "ray"]) == 2
+    assert "pip install 'ene[ray]'" in capsys.readouterr().err
