@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from .engine import NecessityEngine, Request
 from .errors import EneError
@@ -45,7 +45,7 @@ class Outcome:
     evaluation raised) or ``blank`` (an empty line: nothing written).
     """
 
-    kind: str
+    kind: Literal["ok", "bad", "failed", "blank"]
     text: str = ""
     id: str | None = None
 
