@@ -152,6 +152,14 @@ def _claim_title(claim: Claim) -> str:
     return f"claim {claim.index + 1}: {claim.classification}, p(entail)={p}, needs {need}"
 
 
+def _edge_title(claim: Claim, chunk: int) -> str:
+    text = f"claim {claim.index + 1} needs chunk #{chunk + 1}"
+    without = claim.p_entail_without
+    if claim.p_entail is None or without is None or chunk >= len(without):
+        return text
+    return f"{text}: p(entail) {claim.p_entail:.2f} with it, {without[chunk]:.2f} without"
+
+
 def _answer(eng: EvidenceNecessityGraph) -> str:
     """The answer text with each claim's span wrapped in a highlight."""
     parts: list[str] = []
@@ -220,7 +228,8 @@ def necessity_svg(eng: EvidenceNecessityGraph) -> str:
                 y1, y2, mid = cy[claim.index], dy[j], (left + right) / 2
                 out.append(
                     f'<path data-edge="c{claim.index} d{j}" d="M{left + 11} {y1:.1f} C{mid} '
-                    f'{y1:.1f} {mid} {y2:.1f} {right - 11} {y2:.1f}"/>'
+                    f'{y1:.1f} {mid} {y2:.1f} {right - 11} {y2:.1f}"><title>'
+                    f"{esc(_edge_title(claim, j))}</title></path>"
                 )
     for claim in claims:
         color = COLORS.get(claim.status or "", "#888")
