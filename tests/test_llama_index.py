@@ -321,6 +321,13 @@ def test_inline_mode_attaches_before_returning(index, keyword_engine) -> None:
     assert seen == [handler.request_id(response)]
 
 
+async def test_inline_mode_async_stream_has_the_graph_when_exhausted(index, keyword_engine) -> None:
+    eli.instrument(engine=keyword_engine, mode="inline")
+    response = await index.as_query_engine(similarity_top_k=4, streaming=True).aquery(TOPICS[1])
+    assert "".join([t async for t in response.async_response_gen()]) == DOCS[1]
+    assert response.metadata["ene"].answer == DOCS[1]  # no waiting: evaluated before the end
+
+
 def test_instrument_twice_gives_one_result_per_query(index, keyword_engine) -> None:
     seen: list[str] = []
     first = eli.instrument(engine=keyword_engine, on_result=lambda rid, eng: seen.append(rid))
