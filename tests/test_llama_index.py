@@ -394,6 +394,32 @@ def test_trace_is_the_span_current_at_synthesis(index, keyword_engine) -> None:
     assert recorded[0].metadata["synthesize_span_id"] == handler.request_id(response)
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # OpenInference's own pydantic use
+def test_openinference_spans_give_the_parent_and_the_retriever_refs(index, keyword_engine) -> None:
+    oi = pytest.importorskip("openinference.instrumentation.llama_index")
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter, provider = InMemorySpanExporter(), TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    instrumentor = oi.LlamaIndexInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        handler = eli.instrument(engine=keyword_engine)
+        response = index.as_query_engine(similarity_top_k=4).query(TOPICS[0])
+        result = handler.result(response, timeout=10)
+    finally:
+        instrumentor.uninstrument()
+    names = {s.context.span_id: s.name for s in exporter.get_finished_spans()}
+    assert names[result.trace.span_id] == "CompactAndRefine.synthesize"
+    documents = result.metadata["documents"]
+    assert {names[d["retriever_trace"].span_id] for d in documents} == {
+        "VectorIndexRetriever.retrieve"
+    }
+    assert sorted(d["retriever_position"] for d in documents) == [0, 1, 2, 3]
+
+
 # -- pruning -------------------------------------------------------------------------------------
 def test_prune_unused_keeps_every_necessary_node(index, keyword_engine) -> None:
     engine = index.as_query_engine(similarity_top_k=4)
