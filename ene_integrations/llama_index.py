@@ -16,18 +16,22 @@ in ``response.metadata["ene"]`` (``metadata["ene_request_id"]`` is set at once) 
 dispatcher's bounded result store; the span tree tells which query or chat engine call the
 synthesis belonged to, so a chat engine's ``AgentChatResponse`` gets the same keys.
 
-Covered: anything that answers through a response synthesizer - ``RetrieverQueryEngine``
-(``query``, ``aquery``, sync and async streaming), ``CondensePlusContextChatEngine``,
-``ContextChatEngine`` and ``CondenseQuestionChatEngine`` (``chat``, ``achat``, ``stream_chat``,
-``astream_chat``), query engine tools called by agents, sub-question and router engines (one
-graph per synthesis). Not covered: calls that retrieve nothing through a synthesizer
-(``SimpleChatEngine``, a bare ``llm.complete``).
+Covered (tested): ``RetrieverQueryEngine`` (``query``, ``aquery``, sync and async streaming) and
+the retrieving chat engines ``CondensePlusContextChatEngine``, ``ContextChatEngine`` and
+``CondenseQuestionChatEngine`` (``chat``, ``achat``, ``stream_chat``, ``astream_chat``). By
+construction anything else that answers through a response synthesizer is covered too (one graph
+per synthesis: sub-question and router engines, query engine tools called by agents). Not
+covered: calls that retrieve nothing through a synthesizer (``SimpleChatEngine``, a bare
+``llm.complete``).
 
 Never breaks the host: LlamaIndex silently swallows handler exceptions, so every handler body
 logs and records its own failure as an ENG-less result; the answer the caller gets is the one
-it would get without ENE, plus the ``ene*`` metadata keys. State that outlives a call (open
-spans, per-request targets, retrieval positions) lives in :class:`~ene_core.ExpiringDict` maps
-bounded by ``ttl_s`` and a size cap, and responses are held only through weak references.
+it would get without ENE, plus the ``ene*`` metadata keys. State that outlives a call is bounded:
+open spans by a size cap, pending responses (held through weak references), retrieval positions
+and results by a TTL and a size cap.
+
+Pruning: :func:`prune_unused` / :func:`aprune_unused` return a response whose ``source_nodes``
+are the minimal sufficient set; :class:`NecessityQueryEngine` wraps any query engine to do so.
 """
 
 from __future__ import annotations
