@@ -105,8 +105,8 @@ def _read_jsonl(path: Path) -> list[dict[str, str]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def eval_three_way(v: Verifier, path: Path, name: str) -> Row:
-    rows = [r for r in _read_jsonl(path) if r["label"] in LABELS]
+def eval_three_way(v: Verifier, path: Path, name: str, limit: int | None = None) -> Row:
+    rows = [r for r in _read_jsonl(path) if r["label"] in LABELS][:limit]
     probs = v.probs([r["premise"] for r in rows], [r["hypothesis"] for r in rows])
     gold = np.array([LABELS[r["label"]] for r in rows])
     return Row(
@@ -114,8 +114,8 @@ def eval_three_way(v: Verifier, path: Path, name: str) -> Row:
     )
 
 
-def eval_rte(v: Verifier, path: Path) -> Row:
-    rows = _read_jsonl(path)
+def eval_rte(v: Verifier, path: Path, limit: int | None = None) -> Row:
+    rows = _read_jsonl(path)[:limit]
     probs = v.probs([r["premise"] for r in rows], [r["hypothesis"] for r in rows])
     gold = np.array([r["label"] == "entailment" for r in rows])
     acc = float((v.supported(probs) == gold).mean())
@@ -137,13 +137,13 @@ def summac_windows(document: str, claim: str) -> list[str]:
     return list(dict.fromkeys(w for w in wins if w.strip()))
 
 
-def eval_summac(v: Verifier, path: Path, name: str) -> Row:
+def eval_summac(v: Verifier, path: Path, name: str, limit: int | None = None) -> Row:
     data = json.loads(path.read_text(encoding="utf-8"))
     premises: list[str] = []
     hyps: list[str] = []
     owner: list[int] = []
     gold: list[bool] = []
-    for i, ex in enumerate(data.values()):
+    for i, ex in enumerate(list(data.values())[:limit]):
         gold.append(str(ex["label"]) == "1")
         for w in summac_windows(ex["document"], ex["claim"]):
             premises.append(w)
@@ -268,8 +268,11 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
         default=[],
         help="names to skip: snli rte sick summac hotpot engine speed",
     )
+    ap.add_argument("--limit", type=int, default=None, help="first N examples per set (smoke)")
+    ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args(argv)
-    v = Verifier(args.model)
+    v = Verifier(args.model, threads=args.threads)
+    lim = args.limit
     d = args.data
     rows: list[Row] = []
     skipped: list[str] = []
@@ -290,15 +293,19 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
     run(
         "snli",
         d / "nli" / "snli_test_subset.jsonl",
-        lambda p: eval_three_way(v, p, "SNLI test subset (3-way)"),
+        lambda p: eval_three_way(v, p, "SNLI test subset (3-way)", lim),
     )
-    run("rte", d / "nli" / "rte_dev.jsonl", lambda p: eval_rte(v, p))
-    run("sick", d / "nli" / "sick.jsonl", lambda p: eval_three_way(v, p, "SICK (3-way, eval only)"))
+    run("rte", d / "nli" / "rte_dev.jsonl", lambda p: eval_rte(v, p, lim))
+    run(
+        "sick",
+        d / "nli" / "sick.jsonl",
+        lambda p: eval_three_way(v, p, "SICK (3-way, eval only)", lim),
+    )
     for name in ("factcc", "summeval", "xsumfaith", "polytope"):
         run(
             "summac",
             d / "consistency" / f"summac_{name}.json",
-            lambda p, n=name: eval_summac(v, p, f"SummaC {n}"),
+            lambda p, n=name: eval_summac(v, p, f"SummaC {n}", lim),
         )
     hotpot = d / "hotpotqa" / "hotpot_dev_distractor_first100.json"
     run("hotpot", hotpot, lambda p: eval_hotpot(v, p))
