@@ -26,7 +26,7 @@ from ene_core import EvidenceNecessityGraph, ModelNotFoundError, NecessityEngine
 from ene_integrations.llama_index import NecessityQueryEngine, instrument, uninstrument
 
 DOCUMENTS = [
-    "The Eiffel Tower is located in Paris and was completed in 1889.",
+    "The Eiffel Tower was completed in 1889 for the World's Fair.",
     "The Eiffel Tower is 330 metres tall.",
     "Bananas are botanically berries and are rich in potassium.",
     "Gustave Eiffel's company designed and built the Eiffel Tower.",
