@@ -23,7 +23,7 @@ from llama_index.core import Document, Settings, VectorStoreIndex
 from llama_index.core.base.llms.types import CompletionResponse
 from llama_index.core.embeddings import MockEmbedding
 
-from ene_core import NecessityEngine, default_engine
+from ene_core import NecessityEngine, NLIOracle
 from ene_integrations.llama_index import NecessityHandler
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,15 +92,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--llm-ms", type=float, nargs="+", default=[0.0, 20.0])
     parser.add_argument("--mode", choices=["background", "inline"], default="background")
     parser.add_argument("--oracle", choices=["keyword", "default"], default="keyword")
+    parser.add_argument(
+        "--cache",
+        action="store_true",
+        help="keep the score cache (the benchmark repeats one answer; without the cache every "
+        "request pays a full evaluation, as distinct answers would)",
+    )
     args = parser.parse_args(argv)
 
     example = load_example()
     if args.oracle == "keyword":
         from ene_core.testing import KeywordOracle
 
-        engine = NecessityEngine(KeywordOracle())
+        oracle: Any = KeywordOracle()
     else:
-        engine = default_engine()
+        oracle = NLIOracle()
+    engine = NecessityEngine(oracle, cache_size=65_536 if args.cache else 0)
     rows = []
     for llm_ms in args.llm_ms:
         out = run(example, engine, llm_ms, args.n, args.block, args.mode)
@@ -110,7 +117,10 @@ def main(argv: list[str] | None = None) -> None:
         cpu = [statistics.median(out["cpu"][arm]) * 1e3 for arm in (False, True)]
         rows.append((llm_ms, p50, p95, cpu, out["eval_ms"], out["evaluated"], out["queries"]))
     oracle = engine.oracle.name
-    print(f"\nLlamaIndex query latency, {args.n} queries per arm, mode={args.mode}, {oracle}")
+    cache = "score cache on" if args.cache else "no score cache"
+    print(
+        f"\nLlamaIndex query latency, {args.n} queries per arm, mode={args.mode}, {oracle}, {cache}"
+    )
     print(f"python {sys.version.split()[0]}; blocks of {args.block} alternate with/without\n")
     print(
         "| LLM latency | p50 without | p50 with | p50 ratio | p95 without | p95 with | p95 ratio "
