@@ -9,9 +9,10 @@ Prints one markdown table:
   p_entail > p_contra), AUROC;
 * SICK (evaluation only, non-commercial licence): 3-way accuracy, AUROC;
 * SummaC factcc / summeval / xsumfaith / polytope: AUROC of p_entail for consistent vs
-  inconsistent, with premise windowing (the document is split into sentences; the claim is scored
-  against the top-5 and top-3 most relevant sentences packed in document order and against the two
-  most relevant single sentences; the maximum p_entail counts);
+  inconsistent, with premise windowing (the document is split into sentences; each summary
+  sentence is scored against the top-5 and top-3 most relevant sentences packed in document order
+  and against the two most relevant single sentences; a sentence's score is its maximum
+  p_entail, a summary's score the minimum over its sentences);
 * HotpotQA questions 60-99 (never trained on): the claim built from question + answer must be
   supported by the gold paragraphs plus distractors, and unsupported once a gold paragraph is
   removed. Yes/no comparison questions are skipped (no claim can be built from "yes"/"no"), as are
@@ -128,38 +129,51 @@ def eval_rte(v: Verifier, path: Path, limit: int | None = None) -> Row:
     )
 
 
-def summac_windows(document: str, claim: str) -> list[str]:
-    sents = split_sentences(document)
-    if not sents:
-        return [document]
+def summac_windows(sents: Sequence[str], claim: str) -> list[str]:
+    """Top-5 and top-3 relevant sentences packed in order, and the two best single sentences."""
     wins = [pack_premise(sents, claim, k=5), pack_premise(sents, claim, k=3)]
     wins += pack_premise(sents, claim, k=2).split("\n")
     return list(dict.fromkeys(w for w in wins if w.strip()))
 
 
 def eval_summac(v: Verifier, path: Path, name: str, limit: int | None = None) -> Row:
+    """AUROC of the summary score: min over summary sentences of max p_entail over windows.
+
+    Multi-sentence summaries (SummEval, Polytope) are split into sentences, as the engine splits
+    an answer into claims; a summary is as consistent as its least supported sentence.
+    """
     data = json.loads(path.read_text(encoding="utf-8"))
     premises: list[str] = []
     hyps: list[str] = []
-    owner: list[int] = []
+    owner: list[tuple[int, int]] = []
     gold: list[bool] = []
+    n_claims = 0
     for i, ex in enumerate(list(data.values())[:limit]):
         gold.append(str(ex["label"]) == "1")
-        for w in summac_windows(ex["document"], ex["claim"]):
-            premises.append(w)
-            hyps.append(ex["claim"])
-            owner.append(i)
+        doc_sents = split_sentences(ex["document"]) or [ex["document"]]
+        claims = split_sentences(ex["claim"]) or [ex["claim"]]
+        for j, claim in enumerate(claims):
+            n_claims += 1
+            for w in summac_windows(doc_sents, claim):
+                premises.append(w)
+                hyps.append(claim)
+                owner.append((i, j))
     probs = v.probs(premises, hyps)
-    best = np.zeros(len(gold), dtype=np.float32)
-    np.maximum.at(best, np.array(owner), probs[:, 0])
+    best: dict[tuple[int, int], float] = {}
+    for key, p in zip(owner, probs[:, 0], strict=True):
+        best[key] = max(best.get(key, 0.0), float(p))
+    score = np.ones(len(gold), dtype=np.float32)
+    for (i, _), p in best.items():
+        score[i] = min(score[i], p)
     g = np.array(gold)
-    acc = float(((best >= v.tau) == g).mean())
+    acc = float(((score >= v.tau) == g).mean())
     return Row(
         name,
         len(gold),
         acc,
-        _auroc(g, best),
-        f"max p_entail over {len(premises) / len(gold):.1f} windows; acc at τ",
+        _auroc(g, score),
+        f"{n_claims / len(gold):.1f} sentences/summary, {len(premises) / n_claims:.1f} "
+        "windows/sentence; acc at τ",
     )
 
 
