@@ -49,7 +49,8 @@ class MicroBatcher:
         self._closed = False
         self._stats = dict.fromkeys(("submitted", "completed", "failed", "rejected", "batches"), 0)
 
-    def submit(self, item: Any) -> Future[Any]:
+    def submit(self, item: Any, *, block: bool | None = None) -> Future[Any]:
+        """Queue ``item``; ``block`` overrides the overflow policy for this call."""
         future: Future[Any] = Future()
         with self._lock:
             if self._closed:
@@ -58,7 +59,9 @@ class MicroBatcher:
             self._start()
             self._stats["submitted"] += 1
         try:
-            self._queue.put((item, future), block=self.overflow == "block")
+            self._queue.put(
+                (item, future), block=self.overflow == "block" if block is None else block
+            )
         except queue.Full:
             with self._lock:
                 self._stats["rejected"] += 1

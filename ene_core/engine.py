@@ -185,15 +185,20 @@ class NecessityEngine:
         question: str | None = None,
         *,
         id: str | None = None,
+        block: bool | None = None,
     ) -> Future[EvidenceNecessityGraph]:
-        """Hand a request to the shared worker; it is micro-batched with concurrent callers."""
+        """Hand a request to the shared worker; it is micro-batched with concurrent callers.
+
+        When the queue is full, ``block=False`` fails the future with
+        ``EngineOverloadedError`` at once instead of following the engine's overflow policy.
+        """
         try:
             request = Request.build(answer, contexts, question, id)
         except InvalidInputError as exc:
             failed: Future[EvidenceNecessityGraph] = Future()
             failed.set_exception(exc)
             return failed
-        return self._batcher.submit(request)
+        return self._batcher.submit(request, block=block)
 
     async def aevaluate(
         self,

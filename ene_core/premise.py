@@ -287,11 +287,16 @@ class PremisePacker:
         }
 
 
-def _pieces(text: str, max_words: int) -> list[str]:
-    """Sentences of ``text``; a sentence longer than ``max_words`` becomes word windows."""
+@lru_cache(maxsize=8192)
+def _pieces(text: str, max_words: int) -> tuple[str, ...]:
+    """Sentences of ``text``; a sentence longer than ``max_words`` becomes word windows.
+
+    Cached (8,192 texts, least recently used out): chunks recur across requests, and sentence
+    splitting is the engine's main CPU cost outside the model.
+    """
     pieces: list[str] = []
     for start, end in split_sentences(text):
         words = text[start:end].split()
         for i in range(0, len(words), max_words):
             pieces.append(" ".join(words[i : i + max_words]))
-    return [p for p in pieces if p]
+    return tuple(p for p in pieces if p)

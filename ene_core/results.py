@@ -154,7 +154,9 @@ class NecessityDispatcher:
         started = time.time_ns()
         self._waiters.setdefault(request_id, threading.Event)
         try:
-            future = self.engine.submit(answer, contexts, question, id=request_id)
+            # Background mode must never wait on a full queue: the caller may be an event loop.
+            block = None if self.mode == "inline" else False
+            future = self.engine.submit(answer, contexts, question, id=request_id, block=block)
         except Exception as exc:
             return self._finish(request_id, None, exc, started, trace, metadata)
         if self.mode == "background":

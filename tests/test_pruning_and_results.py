@@ -104,3 +104,26 @@ def test_expiring_dict_bounds() -> None:
     assert len(store) == 3 and 0 not in store and store.evicted == 2
     time.sleep(0.06)
     assert len(store) == 0
+
+
+def test_background_dispatch_never_waits_on_a_full_queue() -> None:
+    gate = threading.Event()
+
+    class Hang(KeywordOracle):
+        def score(self, pairs):  # type: ignore[no-untyped-def]
+            gate.wait(10)
+            return super().score(pairs)
+
+    engine = NecessityEngine(Hang(), max_queue=1, max_batch_requests=1, overflow="block")
+    dispatcher = NecessityDispatcher(engine)
+    started = time.monotonic()
+    for i in range(6):
+        dispatcher.dispatch(f"q{i}", ANSWER, CONTEXTS)
+    elapsed = time.monotonic() - started
+    overloaded = [
+        r for r in (dispatcher.results.get(f"q{i}") for i in range(6)) if r and "Overloaded" in r.error
+    ]
+    gate.set()
+    assert overloaded, "a full queue must be recorded, not waited on"
+    assert elapsed < 5  # it returned long before the hanging oracle released (10 s)
+    engine.close()
