@@ -200,3 +200,28 @@ def test_intervals_do_not_depend_on_numpy(engs, monkeypatch: pytest.MonkeyPatch)
     with_numpy = summarize(many, seed=2).to_dict()
     monkeypatch.setattr("ene_core.report._numpy", lambda: None)
     assert summarize(many, seed=2).to_dict() == with_numpy
+
+
+def test_eval_report_with_the_default_verifier(tmp_path: Path) -> None:
+    model = Path(__file__).resolve().parents[1] / "ene_core" / "models" / "ene-nli-mini"
+    if not (model / "config.json").is_file():
+        pytest.skip("the default verifier (ene_core/models/ene-nli-mini) is not in this checkout")
+    pytest.importorskip("torch")
+    src = tmp_path / "in.jsonl"
+    request = {
+        "id": "paris",
+        "answer": "Paris is the capital of France.",
+        "contexts": [
+            {"text": "Paris is the capital and largest city of France.", "metadata": WIKI},
+            {"text": "Bread is baked in ovens.", "metadata": BLOG},
+        ],
+    }
+    src.write_text(json.dumps(request) + "\n")
+    out, html = tmp_path / "out.jsonl", tmp_path / "report.html"
+    assert main(["eval", str(src), "-o", str(out), "--report", str(html), "--device", "cpu"]) == 0
+    (eng,), failed = read_results(out)
+    assert failed == 0 and eng.verifier.model == "ene-nli-mini"
+    assert eng.claims[0].status == "supported" and eng.contexts[0].used
+    assert not eng.contexts[1].used
+    page = html.read_text()
+    assert "ene-nli-mini" in page and "Aggregate report" in page
