@@ -1,18 +1,20 @@
 """Deterministic sentence-level claim splitting, with character spans that tile the answer.
 
-The segmenter is pysbd (rule-based "Golden Rules" segmentation, pure Python, no model): it already
-handles abbreviations (Dr., U.S., St.), decimals (3.5), initials (J. R. R. Tolkien) and ``e.g.``.
-On top of it this module adds what pysbd does not know about RAG answers: line breaks and list
-items are hard boundaries, inline citation markers (``[1]``, ``[2, 3]``) are stripped from the
-claim text and kept as ``cited`` indices, and sentences that state nothing checkable (questions,
-refusals, headings, "Sources:" lines) are kept as non-claims.
+The segmenter is syntok (rule-based, pure Python, no model, character offsets for every token):
+it keeps abbreviations (Dr., U.S., St.), decimals (3.5), initials (J. R. R. Tolkien) and ``e.g.``
+inside their sentence, and it is about five times faster than pysbd, which matters because every
+retrieved chunk is split too (blingfire is faster still but splits initials and "St. Louis").
+On top of it this module adds what a segmenter does not know about RAG answers: line breaks and
+list items are hard boundaries, inline citation markers (``[1]``, ``[2, 3]``) are stripped from
+the claim text and kept as ``cited`` indices, and sentences that state nothing checkable
+(questions, refusals, headings, "Sources:" lines) are kept as non-claims.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from itertools import pairwise
 from typing import Literal
 
 SegmentKind = Literal["claim", "question", "refusal", "heading", "citation", "filler"]
@@ -48,31 +50,21 @@ class Segment:
         return self.kind == "claim"
 
 
-@lru_cache(maxsize=1)
-def _segmenter():  # type: ignore[no-untyped-def]
-    import pysbd
-
-    return pysbd.Segmenter(language="en", clean=False)
-
-
 def split_sentences(text: str) -> list[tuple[int, int]]:
     """Sentence spans ``(start, end)`` that tile ``text``; lines are hard boundaries."""
+    from syntok import segmenter
+
     spans: list[tuple[int, int]] = []
     for line_start, line_end in _lines(text):
         line = text[line_start:line_end]
-        if not line.strip():
-            spans.append((line_start, line_end))
-            continue
-        cursor = 0
-        for sentence in _segmenter().segment(line):
-            found = line.find(sentence.strip(), cursor) if sentence.strip() else -1
-            if found < 0:
-                continue
-            end = found + len(sentence.strip())
-            spans.append((line_start + cursor, line_start + end))
-            cursor = end
-        if cursor < len(line):
-            spans.append((line_start + cursor, line_end))
+        starts = [
+            sentence[0].offset
+            for paragraph in segmenter.analyze(line)
+            for sentence in paragraph
+            if sentence
+        ]
+        bounds = [0, *sorted(set(starts) - {0}), len(line)]
+        spans.extend((line_start + a, line_start + b) for a, b in pairwise(bounds) if b > a)
     return _absorb_blank(text, spans)
 
 
