@@ -26,7 +26,7 @@ def test_classifications(keyword_engine: NecessityEngine) -> None:
     answer = (
         "Paris is the capital of France [1]. "
         "The Eiffel Tower is in Paris. "
-        "Paris has many museums and the tower is 330 metres tall. "
+        "The tower is 330 metres tall and Paris is the capital of France. "
         "The tower is 500 metres tall. "
         "Dogs can fly over oceans. "
         "Is it worth a visit?"
@@ -42,7 +42,7 @@ def test_classifications(keyword_engine: NecessityEngine) -> None:
     assert fragile.cited == [1]
     robust = claims["The Eiffel Tower is in Paris."]
     assert (robust.classification, robust.necessary) == ("robust", [])
-    joint = claims["Paris has many museums and the tower is 330 metres tall."]
+    joint = claims["The tower is 330 metres tall and Paris is the capital of France."]
     assert (joint.classification, joint.necessary) == ("joint", [0, 1])
     assert claims["The tower is 500 metres tall."].status == "contradicted"
     unsupported = claims["Dogs can fly over oceans."]
