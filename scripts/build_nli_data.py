@@ -79,8 +79,7 @@ def _packed(
     extra = rng.sample(list(distractors), n) if n else []
     pos = rng.randint(0, len(extra))
     lines = [*extra[:pos], *evidence, *extra[pos:]]
-    # the engine joins the sentences of one chunk with spaces and chunks with newlines
-    return (" " if rng.random() < 0.3 else "\n").join(lines)
+    return "\n".join(lines)
 
 
 def _rule_pairs(
@@ -277,19 +276,6 @@ def _title(title: str) -> str:
     return re.sub(r"\s*\([^)]*\)$", "", title).strip()
 
 
-def _join_by_paragraph(ordered: Sequence[tuple[int, int, str]], rng: random.Random) -> str:
-    """One line per sentence, or (half of the time) one line per paragraph as the engine packs."""
-    if rng.random() < 0.5:
-        return "\n".join(x[2] for x in ordered)
-    lines: list[str] = []
-    for i, (pi, _, sent) in enumerate(ordered):
-        if i and ordered[i - 1][0] == pi:
-            lines[-1] += " " + sent
-        else:
-            lines.append(sent)
-    return "\n".join(lines)
-
-
 def hotpot_pairs(
     questions: Sequence[dict], rng: random.Random, indices: Iterable[int], per_question: int = 10
 ) -> list[Pair]:
@@ -311,11 +297,11 @@ def hotpot_pairs(
             ordered = sorted(
                 [(pi, si, sent)] + [x for x in flat if x[2] in distract], key=lambda x: (x[0], x[1])
             )
-            premise = _join_by_paragraph(ordered, rng)
+            premise = "\n".join(x[2] for x in ordered)
             out.extend(_rule_pairs(sent, premise, pool, rng, src, places))
             # leave-one-out: evidence removed, same distractors
             hyp = shorten(sent, rng) or sent
-            premise_wo = _join_by_paragraph([x for x in ordered if x[2] != sent], rng)
+            premise_wo = "\n".join(x[2] for x in ordered if x[2] != sent)
             out.append(Pair(premise_wo, hyp, NEUTRAL, f"{src}:removed"))
         # multi-hop 1: a pronoun sentence resolved with the paragraph's first sentence
         for title, sents in paras:

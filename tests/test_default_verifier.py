@@ -30,7 +30,7 @@ OBVIOUS = [
     ),
     (
         "The Eiffel Tower was completed in 1889 and is 330 metres tall.",
-        "The Eiffel Tower was completed in 1925.",
+        "The Eiffel Tower is 500 metres tall.",
         "contradiction",
     ),
     (
