@@ -126,8 +126,21 @@ def test_deterministic(model_and_tokenizer) -> None:  # type: ignore[no-untyped-
 
 
 def test_loads_through_nli_oracle() -> None:
+    """``NLIOracle()`` with no argument loads this model, its τ, and gives the same verdicts."""
     ene_core = pytest.importorskip("ene_core")
     if not hasattr(ene_core, "NLIOracle"):
         pytest.skip("ene_core.NLIOracle is not there yet")
+    from ene_core.oracle import decide
+
+    cfg = json.loads((MODEL_DIR / "config.json").read_text(encoding="utf-8"))
     oracle = ene_core.NLIOracle()
-    assert oracle is not None
+    assert oracle.default_threshold == pytest.approx(cfg["ene_threshold"])
+    assert oracle.max_length == cfg["ene_max_length"]
+    scores = oracle.score([(p, h) for p, h, _ in OBVIOUS])
+    verdicts = [decide(s, oracle.default_threshold) for s in scores]
+    expected = {
+        "entailment": "supported",
+        "contradiction": "contradicted",
+        "neutral": "unsupported",
+    }
+    assert verdicts == [expected[label] for _, _, label in OBVIOUS]
