@@ -98,7 +98,9 @@ class NLIOracle:
     run in row groups of a fixed size per bucket (``min(batch_size, max_batch_tokens // length)``,
     partial groups filled with copies), so every forward pass a pair takes part in has a shape
     that depends only on that pair. Rows do not interact, so a pair's probabilities are bitwise
-    the same whatever else is in the batch (the determinism guarantee).
+    the same whatever else is in the batch (the determinism guarantee). ``deterministic=False``
+    trades that guarantee for less padding: length-sorted groups padded to their longest pair,
+    whose last digits can then depend on the batch neighbours.
     """
 
     def __init__(
@@ -110,6 +112,7 @@ class NLIOracle:
         max_length: int | None = None,
         batch_size: int | None = None,
         max_batch_tokens: int | None = None,
+        deterministic: bool = True,
     ) -> None:
         try:
             import torch
@@ -146,6 +149,7 @@ class NLIOracle:
         # little from big batches); a GPU has idle parallelism and gets big groups.
         self.batch_size = batch_size or (64 if on_gpu else 8)
         self.max_batch_tokens = max_batch_tokens or (32768 if on_gpu else 512)
+        self.deterministic = deterministic
         self.name = "ene-nli-mini" if model is None else str(model)
         self.revision = getattr(config, "_commit_hash", None) or _fingerprint(path)
         threshold = getattr(config, "ene_threshold", None)
@@ -174,23 +178,36 @@ class NLIOracle:
                     encoded[key][i] = cut[key][j]
         ids: list[list[int]] = encoded["input_ids"]
         types: list[list[int]] | None = encoded.get("token_type_ids")
-        buckets: dict[int, list[int]] = {}
-        for i, row in enumerate(ids):
-            buckets.setdefault(min(_round_up(len(row), 16), self.max_length), []).append(i)
         probs: list[tuple[float, float]] = [(0.0, 0.0)] * len(pairs)
-        too_long_set = set(too_long)
         with self._lock, self._torch.inference_mode():
-            for length in sorted(buckets):
-                rows = max(1, min(self.batch_size, self.max_batch_tokens // length))
-                members = buckets[length]
-                for start in range(0, len(members), rows):
-                    group = members[start : start + rows]
-                    out = self._forward(
-                        [ids[i] for i in group], types and [types[i] for i in group], length, rows
-                    )
-                    for i, p in zip(group, out, strict=True):
-                        probs[i] = p
-        return [Scores(e, c, truncated=i in too_long_set) for i, (e, c) in enumerate(probs)]
+            for group, length, rows in self._groups([len(row) for row in ids]):
+                out = self._forward(
+                    [ids[i] for i in group], types and [types[i] for i in group], length, rows
+                )
+                for i, p in zip(group, out, strict=True):
+                    probs[i] = p
+        truncated = set(too_long)
+        return [Scores(e, c, truncated=i in truncated) for i, (e, c) in enumerate(probs)]
+
+    def _groups(self, lengths: list[int]) -> list[tuple[list[int], int, int]]:
+        """``(pair indices, padded length, rows)`` per forward pass.
+
+        Deterministic: length buckets of 16 tokens, a fixed row count per bucket, partial groups
+        filled. Otherwise: length-sorted groups of ``batch_size`` padded to their longest pair.
+        """
+        if not self.deterministic:
+            order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+            chunks = [order[s : s + self.batch_size] for s in range(0, len(order), self.batch_size)]
+            return [(c, max(lengths[i] for i in c), len(c)) for c in chunks]
+        buckets: dict[int, list[int]] = {}
+        for i, n in enumerate(lengths):
+            buckets.setdefault(min(_round_up(n, 16), self.max_length), []).append(i)
+        groups = []
+        for length in sorted(buckets):
+            rows = max(1, min(self.batch_size, self.max_batch_tokens // length))
+            members = buckets[length]
+            groups += [(members[s : s + rows], length, rows) for s in range(0, len(members), rows)]
+        return groups
 
     def _forward(
         self, ids: list[list[int]], types: list[list[int]] | None, length: int, rows: int

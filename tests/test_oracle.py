@@ -121,3 +121,11 @@ def test_threshold_comes_from_the_model_config(tmp_path: Path) -> None:
     (path / "config.json").write_text(json.dumps(config))
     assert NecessityEngine(NLIOracle(path)).threshold == 0.42
     assert NecessityEngine(NLIOracle(path), threshold=0.6).threshold == 0.6
+
+
+def test_non_deterministic_mode_scores_the_same_pairs(tiny_model_dir: str) -> None:
+    exact = NLIOracle(tiny_model_dir, device="cpu", batch_size=8).score(PAIRS)
+    fast = NLIOracle(tiny_model_dir, device="cpu", batch_size=8, deterministic=False).score(PAIRS)
+    assert len(fast) == len(exact)
+    for a, b in zip(exact, fast, strict=True):
+        assert abs(a.entail - b.entail) < 1e-4 and abs(a.contra - b.contra) < 1e-4
