@@ -124,6 +124,10 @@ class NLIOracle:
             ) from None
         self._torch = torch
         path = _resolve(model)
+        from transformers.utils import logging as hf_logging
+
+        bars = hf_logging.is_progress_bar_enabled()
+        hf_logging.disable_progress_bar()  # a local load needs no progress bar on stderr
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
             self.model = AutoModelForSequenceClassification.from_pretrained(
@@ -134,6 +138,9 @@ class NLIOracle:
                 f"could not load an NLI model from {str(model or path)!r} without the network "
                 f"({exc}); ENE never downloads at run time: pass NLIOracle(model=LOCAL_PATH)"
             ) from None
+        finally:
+            if bars:
+                hf_logging.enable_progress_bar()
         self.tokenizer.model_max_length = 1 << 30  # we truncate ourselves, and record it
         config = self.model.config
         self.entail_index, self.contra_index = label_indices(config.id2label)
