@@ -271,7 +271,7 @@ class EvidenceIndex:
 class PremisePacker:
     """Settings of the packing rule; ``index(contexts)`` prepares one request."""
 
-    top_k: int = 2
+    top_k: int = 3
     max_words: int = 220
     max_sentence_words: int = 80
 
