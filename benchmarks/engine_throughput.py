@@ -24,7 +24,9 @@ import torch
 from ene_core import NecessityEngine, NLIOracle
 from ene_core.oracle import DEFAULT_MODEL_DIR
 
-HOTPOT = Path(__file__).resolve().parents[2] / "shared/data/hotpotqa/hotpot_dev_distractor_first100.json"
+HOTPOT = (
+    Path(__file__).resolve().parents[2] / "shared/data/hotpotqa/hotpot_dev_distractor_first100.json"
+)
 
 
 def minilm_stand_in() -> str:
@@ -53,7 +55,9 @@ def requests(limit: int) -> list[dict]:
     for item in data:
         paragraphs = {title: "".join(sents) for title, sents in item["context"]}
         sentences = dict(item["context"])
-        gold = [sentences[t][i].strip() for t, i in item["supporting_facts"] if i < len(sentences[t])]
+        gold = [
+            sentences[t][i].strip() for t, i in item["supporting_facts"] if i < len(sentences[t])
+        ]
         out.append({"answer": " ".join(gold), "contexts": list(paragraphs.values())})
     return out
 
@@ -82,7 +86,14 @@ def raw_forward(oracle: NLIOracle, pairs: list[tuple[str, str]], batch: int) -> 
     with torch.inference_mode():
         for s in range(0, len(order), batch):
             chunk = [pairs[i] for i in order[s : s + batch]]
-            enc = tok([p for p, _ in chunk], [h for _, h in chunk], padding=True, truncation="only_first", max_length=oracle.max_length, return_tensors="pt").to(oracle.device)
+            enc = tok(
+                [p for p, _ in chunk],
+                [h for _, h in chunk],
+                padding=True,
+                truncation="only_first",
+                max_length=oracle.max_length,
+                return_tensors="pt",
+            ).to(oracle.device)
             model(**enc).logits.float().softmax(-1).cpu()
     return len(pairs) / (time.perf_counter() - start)
 
@@ -91,7 +102,13 @@ def naive_loop(oracle: NLIOracle, pairs: list[tuple[str, str]]) -> float:
     """One transformers pipeline call per pair, what most users write first."""
     from transformers import pipeline
 
-    clf = pipeline("text-classification", model=oracle.model, tokenizer=oracle.tokenizer, device=oracle.device, top_k=None)
+    clf = pipeline(
+        "text-classification",
+        model=oracle.model,
+        tokenizer=oracle.tokenizer,
+        device=oracle.device,
+        top_k=None,
+    )
     start = time.perf_counter()
     for p, h in pairs:
         clf({"text": p, "text_pair": h}, truncation="only_first", max_length=oracle.max_length)
@@ -99,7 +116,9 @@ def naive_loop(oracle: NLIOracle, pairs: list[tuple[str, str]]) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--model")
     parser.add_argument("--device")
     parser.add_argument("--requests", type=int, default=40)
@@ -136,15 +155,21 @@ def main() -> None:
     naive = naive_loop(oracle, pairs[: args.naive])
 
     a, b, c = statistics.median(raw), statistics.median(engine_rates), naive
-    print(f"model={Path(model).name} device={oracle.device} threads={torch.get_num_threads()} "
-          f"requests={len(reqs)} pairs={len(pairs)} repeats={args.repeats}\n")
+    print(
+        f"model={Path(model).name} device={oracle.device} threads={torch.get_num_threads()} "
+        f"requests={len(reqs)} pairs={len(pairs)} repeats={args.repeats}\n"
+    )
     print("| path | pairs/s | vs raw forward |")
     print("|---|---:|---:|")
-    print(f"| (a) raw batched forward (length-sorted, batch {oracle.batch_size}) | {a:.1f} | 1.00 |")
+    print(
+        f"| (a) raw batched forward (length-sorted, batch {oracle.batch_size}) | {a:.1f} | 1.00 |"
+    )
     f = statistics.median(fast_rates)
     print(f"| (b) engine end to end (forward pairs/s) | {b:.1f} | {b / a:.2f} |")
     print(f"| (b) engine end to end, `NLIOracle(deterministic=False)` | {f:.1f} | {f / a:.2f} |")
-    print(f"| (b') engine end to end (logical checks/s, cache and skips included) | {statistics.median(check_rates):.1f} | {statistics.median(check_rates) / a:.2f} |")
+    print(
+        f"| (b') engine end to end (logical checks/s, cache and skips included) | {statistics.median(check_rates):.1f} | {statistics.median(check_rates) / a:.2f} |"
+    )
     print(f"| (c) naive per-pair pipeline loop | {c:.1f} | {c / a:.2f} |")
     print(f"\n(b)/(a) = {b / a:.2f} (target >= 0.9);  (b)/(c) = {b / c:.1f}x (target >= 10)\n")
 
@@ -154,7 +179,9 @@ def main() -> None:
     for req in reqs[:8]:
         eng = fresh.evaluate(req["answer"], req["contexts"])
         claims, n = eng.counts.checkable_claims, eng.counts.contexts
-        print(f"| {claims} | {n} | {claims * (1 + n)} | {eng.stats.oracle_checks} | {eng.stats.forward_pairs} |")
+        print(
+            f"| {claims} | {n} | {claims * (1 + n)} | {eng.stats.oracle_checks} | {eng.stats.forward_pairs} |"
+        )
 
 
 if __name__ == "__main__":

@@ -24,7 +24,9 @@ from pathlib import Path
 
 from ene_core import NecessityEngine, NLIOracle, PremisePacker
 
-HOTPOT = Path(__file__).resolve().parents[2] / "shared/data/hotpotqa/hotpot_dev_distractor_first100.json"
+HOTPOT = (
+    Path(__file__).resolve().parents[2] / "shared/data/hotpotqa/hotpot_dev_distractor_first100.json"
+)
 
 
 def build_set(lo: int, hi: int) -> list[dict]:
@@ -41,22 +43,45 @@ def build_set(lo: int, hi: int) -> list[dict]:
             if t in sentences and i < len(sentences[t])
         ]
         for paragraph, sentence in gold:
-            cases.append({"answer": sentence, "contexts": contexts, "supported": True, "necessary": {paragraph}})
+            cases.append(
+                {
+                    "answer": sentence,
+                    "contexts": contexts,
+                    "supported": True,
+                    "necessary": {paragraph},
+                }
+            )
         pair = next(((a, b) for a in gold for b in gold if a[0] < b[0]), None)
         if pair:
             (pa, sa), (pb, sb) = pair
             joined = sa.rstrip(" .") + ", and " + sb[0].lower() + sb[1:]
-            cases.append({"answer": joined, "contexts": contexts, "supported": True, "necessary": {pa, pb}})
+            cases.append(
+                {"answer": joined, "contexts": contexts, "supported": True, "necessary": {pa, pb}}
+            )
         if len(gold) >= 3 and len({p for p, _ in gold[:3]}) >= 2:
             (p1, s1), (p2, s2), (p3, s3) = gold[:3]
             parts = [s1.rstrip(" ."), s2.rstrip(" ."), s3[0].lower() + s3[1:]]
             three = parts[0] + "; " + parts[1][0].lower() + parts[1][1:] + "; and " + parts[2]
-            cases.append({"answer": three, "contexts": contexts, "supported": True, "necessary": {p1, p2, p3}})
+            cases.append(
+                {
+                    "answer": three,
+                    "contexts": contexts,
+                    "supported": True,
+                    "necessary": {p1, p2, p3},
+                }
+            )
         other = data[(q + 17) % len(data)]
         o_sent = dict(other["context"])
         t, i = other["supporting_facts"][0]
         if t in o_sent and i < len(o_sent[t]):
-            cases.append({"answer": o_sent[t][i].strip(), "contexts": contexts, "supported": False, "necessary": set()})
+            cases.append(
+                {
+                    "answer": o_sent[t][i].strip(),
+                    "contexts": contexts,
+                    "supported": False,
+                    "necessary": set(),
+                }
+            )
     return cases
 
 
@@ -87,7 +112,9 @@ def score(engine: NecessityEngine, cases: list[dict]) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--model")
     parser.add_argument("--questions", default="60:100")
     parser.add_argument("--k", default="1,2,3,4,6,8")
@@ -101,14 +128,21 @@ def main() -> None:
     rules = [("all relevant sentences (truncated)", PremisePacker(top_k=10_000, max_words=100_000))]
     rules += [(f"top {k} sentences", PremisePacker(top_k=int(k))) for k in args.k.split(",")]
     joint = sum(len(c["necessary"]) >= 2 for c in cases)
-    print(f"model={oracle.name} cases={len(cases)} (joint {joint}, unsupported "
-          f"{sum(not c['supported'] for c in cases)}) questions {lo}-{hi - 1}\n")
-    print("| packing rule | status accuracy | necessity P | necessity R | necessity F1 | premise words |")
+    print(
+        f"model={oracle.name} cases={len(cases)} (joint {joint}, unsupported "
+        f"{sum(not c['supported'] for c in cases)}) questions {lo}-{hi - 1}\n"
+    )
+    print(
+        "| packing rule | status accuracy | necessity P | necessity R | necessity F1 | premise words |"
+    )
     print("|---|---:|---:|---:|---:|---:|")
     for name, packer in rules:
         engine = NecessityEngine(oracle, args.threshold, packer=packer)
         r = score(engine, cases)
-        print(f"| {name} | {r['accuracy']:.3f} | {r['precision']:.3f} | {r['recall']:.3f} | {r['f1']:.3f} | {r['words']:.0f} |", flush=True)
+        print(
+            f"| {name} | {r['accuracy']:.3f} | {r['precision']:.3f} | {r['recall']:.3f} | {r['f1']:.3f} | {r['words']:.0f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -121,7 +121,9 @@ def test_background_dispatch_never_waits_on_a_full_queue() -> None:
         dispatcher.dispatch(f"q{i}", ANSWER, CONTEXTS)
     elapsed = time.monotonic() - started
     overloaded = [
-        r for r in (dispatcher.results.get(f"q{i}") for i in range(6)) if r and "Overloaded" in r.error
+        r
+        for r in (dispatcher.results.get(f"q{i}") for i in range(6))
+        if r and "Overloaded" in r.error
     ]
     gate.set()
     assert overloaded, "a full queue must be recorded, not waited on"
