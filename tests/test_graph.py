@@ -83,3 +83,12 @@ def test_json_schema_validates_structure() -> None:
     assert schema["title"] == "EvidenceNecessityGraph"
     assert {"claims", "contexts", "verifier", "counts", "stats"} <= set(schema["required"])
     assert "Claim" in schema["$defs"]
+
+
+def test_published_schema_is_current() -> None:
+    from pathlib import Path
+
+    published = Path(__file__).resolve().parents[1] / "docs" / "eng.schema.json"
+    assert json.loads(published.read_text()) == EvidenceNecessityGraph.json_schema(), (
+        "regenerate it: ene schema > docs/eng.schema.json"
+    )
