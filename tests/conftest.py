@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,19 @@ from ene_core import NecessityEngine
 from ene_core.testing import KeywordOracle
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+# Headless Chromium on a machine with no network beyond the package registries: without the
+# background-networking flags it keeps trying (and failing) to reach Google's hosts.
+HEADLESS_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
 
 
 @pytest.fixture
@@ -48,3 +63,13 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is absent")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def headless_chromium() -> Callable[[Path], list[str]]:
+    """The headless Chromium command line for a fresh profile dir; skips without Chromium."""
+    names = ("chromium", "chromium-browser", "google-chrome")
+    browser = next((p for p in map(shutil.which, names) if p), None)
+    if browser is None:
+        pytest.skip("Chromium not installed (Debian: apt-get install -y chromium)")
+    return lambda profile: [browser, *HEADLESS_FLAGS, f"--user-data-dir={profile}"]

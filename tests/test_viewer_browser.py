@@ -5,9 +5,9 @@ ran is checked (``--dump-dom``); a screenshot proves it renders. Skips without C
 from __future__ import annotations
 
 import re
-import shutil
 import struct
 import subprocess
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -18,13 +18,6 @@ from ene_core.report import summarize
 from ene_core.testing import KeywordOracle
 from ene_core.viewer import render_html
 
-BROWSER = next(
-    (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None
-)
-pytestmark = pytest.mark.skipif(
-    BROWSER is None, reason="Chromium not installed (Debian: apt-get install -y chromium)"
-)
-
 # Would mark the document if it ever ran: as a script, an event handler or a <svg onload>.
 PAYLOAD = (
     "<script>document.documentElement.setAttribute('data-pwned','script')</script>"
@@ -33,22 +26,14 @@ PAYLOAD = (
 )
 
 
-def chromium(tmp_path: Path, *args: str) -> str:
-    command = [
-        str(BROWSER),
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={tmp_path / 'profile'}",
-        *args,
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=True)
-    return done.stdout
+@pytest.fixture
+def chromium(headless_chromium: Callable[[Path], list[str]], tmp_path: Path) -> Callable[..., str]:
+    def run(*args: str) -> str:
+        command = [*headless_chromium(tmp_path / "profile"), *args]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=True)
+        return done.stdout
+
+    return run
 
 
 @pytest.fixture(scope="module")
@@ -97,8 +82,10 @@ def html_tag(dom: str) -> str:
     return re.search(r"<html[^>]*>", dom).group(0)
 
 
-def test_script_runs_and_payloads_stay_text(page: Path, tmp_path: Path) -> None:
-    dom = chromium(tmp_path, "--dump-dom", page.as_uri())
+def test_script_runs_and_payloads_stay_text(
+    page: Path, chromium: Callable[..., str], tmp_path: Path
+) -> None:
+    dom = chromium("--dump-dom", page.as_uri())
     root = html_tag(dom)
     assert 'data-ene-ready="2"' in root  # the script ran (so its CSP hash is right)
     assert "data-pwned" not in root  # no payload ran
@@ -108,8 +95,10 @@ def test_script_runs_and_payloads_stay_text(page: Path, tmp_path: Path) -> None:
     assert "&lt;img src=x onerror=" in dom
 
 
-def test_deep_link_highlights_a_claim_and_its_chunks(page: Path, tmp_path: Path) -> None:
-    dom = chromium(tmp_path, "--dump-dom", page.as_uri() + "#r-1/c0")
+def test_deep_link_highlights_a_claim_and_its_chunks(
+    page: Path, chromium: Callable[..., str], tmp_path: Path
+) -> None:
+    dom = chromium("--dump-dom", page.as_uri() + "#r-1/c0")
     elements = parse(dom)
     sections = {a["id"]: a["class"].split() for a in elements if "data-eng" in a}
     assert "focus" in sections["r-1"] and "focus" not in sections["r-2"]
@@ -123,9 +112,9 @@ def test_deep_link_highlights_a_claim_and_its_chunks(page: Path, tmp_path: Path)
     assert edges == ["c0 d0"]
 
 
-def test_screenshot_renders(page: Path, tmp_path: Path) -> None:
+def test_screenshot_renders(page: Path, chromium: Callable[..., str], tmp_path: Path) -> None:
     shot = tmp_path / "shot.png"
-    chromium(tmp_path, "--window-size=1200,900", f"--screenshot={shot}", page.as_uri())
+    chromium("--window-size=1200,900", f"--screenshot={shot}", page.as_uri())
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     assert struct.unpack(">II", data[16:24]) == (1200, 900)

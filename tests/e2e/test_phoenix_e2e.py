@@ -214,23 +214,11 @@ def test_llamaindex_example_in_phoenix(phoenix: Phoenix) -> None:
         check_annotations(phoenix, span, retriever, {documents[0], documents[1]})
 
 
-def screenshot(phoenix: Phoenix, path: str, out: Path, tmp: Path) -> Path:
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("no chromium for the screenshot (apt-get install chromium)")
+def screenshot(phoenix: Phoenix, path: str, out: Path, browser: list[str]) -> Path:
     command = [
-        chromium,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
+        *browser,
         "--hide-scrollbars",
         "--virtual-time-budget=8000",
-        f"--user-data-dir={tmp}",
         "--window-size=1600,1100",
         "--force-prefers-reduced-motion",
         f"--screenshot={out}",
@@ -244,7 +232,10 @@ def screenshot(phoenix: Phoenix, path: str, out: Path, tmp: Path) -> Path:
 
 
 def test_screenshot_of_the_trace(
-    phoenix: Phoenix, langchain_trace: dict[str, Any], tmp_path: Path
+    phoenix: Phoenix,
+    langchain_trace: dict[str, Any],
+    headless_chromium: Callable[[Path], list[str]],
+    tmp_path: Path,
 ) -> None:
     span = langchain_trace["ene"][0]
     retriever = retriever_of(span, langchain_trace["spans"])
@@ -256,6 +247,7 @@ def test_screenshot_of_the_trace(
         "phoenix-documents.png": f"/redirects/spans/{retriever['context']['span_id']}",
     }
     for name, path in shots.items():
-        out = screenshot(phoenix, path, tmp_path / name, tmp_path / f"profile-{name}")
+        browser = headless_chromium(tmp_path / f"profile-{name}")
+        out = screenshot(phoenix, path, tmp_path / name, browser)
         if os.environ.get("ENE_UPDATE_DOCS_SCREENSHOT") == "1":
             shutil.copyfile(out, REPO / "docs" / name)
