@@ -12,16 +12,19 @@ from .errors import (
     EngineClosedError,
     EngineOverloadedError,
     ENGVersionError,
+    IncompleteRequestError,
     InvalidInputError,
     LabelMappingError,
     ModelNotFoundError,
     OracleError,
+    OracleOutOfMemoryError,
 )
 from .graph import SCHEMA_VERSION, Claim, ContextNode, EvidenceNecessityGraph
 from .oracle import NLIOracle, Scores, SupportOracle, decide
 from .premise import PremisePacker
 from .pruning import PruneResult, prune
 from .results import ExpiringDict, NecessityDispatcher, NecessityResult
+from .runs import Message, RunDecision, RunRecorder, dispatch_decision
 
 __version__ = "0.1.0"
 
@@ -37,22 +40,28 @@ __all__ = [
     "EngineOverloadedError",
     "EvidenceNecessityGraph",
     "ExpiringDict",
+    "IncompleteRequestError",
     "InvalidInputError",
     "LabelMappingError",
+    "Message",
     "ModelNotFoundError",
     "NLIOracle",
     "NecessityDispatcher",
     "NecessityEngine",
     "NecessityResult",
     "OracleError",
+    "OracleOutOfMemoryError",
     "PremisePacker",
     "PruneResult",
     "Request",
+    "RunDecision",
+    "RunRecorder",
     "Scores",
     "Segment",
     "SupportOracle",
     "decide",
     "default_engine",
+    "dispatch_decision",
     "prune",
     "set_default_engine",
     "split_claims",

@@ -37,3 +37,7 @@ class EngineOverloadedError(EneError, RuntimeError):
 
 class EngineClosedError(EneError, RuntimeError):
     """The engine was closed; create a new one (or call ``default_engine()`` again)."""
+
+
+class IncompleteRequestError(EneError, RuntimeError):
+    """The request ended before its model finished answering (e.g. a stream closed early)."""

@@ -33,7 +33,9 @@ Mode = Literal["background", "inline"]
 
 @dataclass(frozen=True)
 class NecessityResult:
-    """The outcome for one request: ``eng`` or ``error`` (never both)."""
+    """The outcome for one request: ``eng``, or ``error``, or ``skipped`` (exactly one).
+
+    ``skipped`` says why a request that ended had nothing to evaluate (e.g. no retrieval)."""
 
     request_id: str
     eng: EvidenceNecessityGraph | None
@@ -42,6 +44,7 @@ class NecessityResult:
     ended_ns: int
     trace: Any = None  # opaque tracing context captured by the adapter (e.g. an OTel SpanContext)
     metadata: Any = None  # adapter extras (e.g. the retriever span of each context)
+    skipped: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -182,6 +185,21 @@ class NecessityDispatcher:
         """Record a failure that happened in the adapter itself (e.g. no answer was seen)."""
         self._waiters.setdefault(request_id, threading.Event)
         return self._finish(request_id, None, error, time.time_ns(), trace, metadata)
+
+    def record_skipped(
+        self, request_id: str, reason: str, *, trace: Any = None, metadata: Any = None
+    ) -> NecessityResult:
+        """Record that a finished request had nothing to evaluate, so waiters return at once.
+
+        Recorders and ``on_result``/``on_error`` are not called: there is no outcome to report.
+        """
+        now = time.time_ns()
+        result = NecessityResult(request_id, None, None, now, now, trace, metadata, reason)
+        self.results.put(request_id, result)
+        event = self._waiters.pop(request_id)
+        if event is not None:
+            event.set()
+        return result
 
     def result(self, request_id: str, timeout: float | None = None) -> NecessityResult:
         """Block until the request's result exists; ``TimeoutError`` if it does not in time."""
