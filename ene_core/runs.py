@@ -36,9 +36,9 @@ Rules of :meth:`RunRecorder.decide`:
 * **question** = the root input if it is a string, the last user message of its messages, or
   its ``question`` / ``input`` / ``query`` field; else the answering call's last user message.
 
-``stopped=True`` (a stream closed by its consumer, a cancelled task): if a model call was still
-running the run is an :class:`~ene_core.errors.IncompleteRequestError`, otherwise the latest
-finished call's output is the answer.
+``stopped=True`` (a stream closed by its consumer, a cancelled task): the latest finished call's
+output is the answer. A run that ends without an answer while a model call is still running is
+an :class:`~ene_core.errors.IncompleteRequestError`.
 """
 
 from __future__ import annotations
@@ -135,9 +135,11 @@ class RunRecorder:
 
     # -- events --------------------------------------------------------------------------------
     def root_input(self, value: Any) -> None:
-        """The root run's input: the question, and any documents it carries."""
+        """The root run's input: the question, and any documents it carries. Called again
+        (e.g. when a streamed input is complete), a new question replaces the old one."""
+        question = _question_of(value)
         with self._lock:
-            self._question = _question_of(value)
+            self._question = question or self._question
             self._add(_documents_in(value), "input", self._docs)
 
     def documents(self, items: Iterable[Any], *, origin: Any = None, tagged: bool = False) -> None:
@@ -180,17 +182,18 @@ class RunRecorder:
             return RunDecision(error=error)
         with self._lock:
             finished = [c for c in self._calls.values() if c.done and c.output is not None]
+            running = any(not c.done for c in self._calls.values())
             if stopped or output is _NO_OUTPUT:
-                if any(not c.done for c in self._calls.values()):
+                answer = None if running else (finished[-1].output if finished else None)
+            else:
+                answer = _answer_of(output, [c.output or "" for c in finished])
+            if not answer or not answer.strip():
+                if running:
                     return RunDecision(
                         error=IncompleteRequestError(
                             "the run ended before its model finished (stream closed early?)"
                         )
                     )
-                answer = finished[-1].output if finished else None
-            else:
-                answer = _answer_of(output, [c.output or "" for c in finished])
-            if not answer or not answer.strip():
                 return RunDecision(skipped="the run's output has no answer text")
             if not finished and not self._tagged:
                 return RunDecision(answer=answer, skipped="no model call wrote the answer")
@@ -224,14 +227,17 @@ class RunRecorder:
     # -- internals -----------------------------------------------------------------------------
     def _add(self, items: Iterable[Any], origin: Any, into: dict[str, _Doc]) -> None:
         for position, item in enumerate(items):
+            raw_id = item.get("id") if isinstance(item, Mapping) else getattr(item, "id", None)
+            raw_id = raw_id or getattr(item, "node_id", None)
+            key = f"id:{raw_id}" if raw_id not in (None, "") else None
+            if key is not None and key in into:
+                continue  # seen: skip before normalising its text again
             try:
                 context = to_context(item, position)
             except Exception:
                 continue  # not a document
             norm = normalise(context.text)
-            raw_id = item.get("id") if isinstance(item, Mapping) else getattr(item, "id", None)
-            raw_id = raw_id or getattr(item, "node_id", None)
-            key = f"id:{raw_id}" if raw_id not in (None, "") else f"text:{norm}"
+            key = key or f"text:{norm}"
             if key in into:
                 continue
             if len(self._docs) + len(self._tagged) >= self.max_documents:

@@ -1,13 +1,16 @@
-"""LangChain adapter: the ENG of every request's answer, and a pruning step for LCEL.
+"""LangChain and LangGraph adapter: the ENG of every request's answer, and pruning steps.
 
 * :class:`NecessityCallbackHandler` - attach it (``config={"callbacks": [handler]}``) or
-  :func:`instrument` the process; each root run's answer is evaluated against the documents it
-  retrieved, off the request path by default, through :class:`ene_core.NecessityDispatcher`.
+  :func:`instrument` the process; each root run (an LCEL chain, a ``create_agent`` agent, a
+  LangGraph graph) is evaluated on what its answering model saw and said, off the request path
+  by default. The handler only translates callbacks into :class:`ene_core.RunRecorder` events;
+  the rules (which answer, which contexts, which question) live in :mod:`ene_core.runs`.
 * :func:`tag_context` - mark the step whose output is the context the model saw (after a
-  rerank or filter); the handler then uses that output instead of the retriever's.
-* :class:`NecessityPruner` - a Runnable that drops the documents the answer did not use.
-
-All logic lives in :mod:`ene_core`; this module only translates LangChain callbacks.
+  rerank or filter, or when the prompt shows the documents rewritten).
+* :func:`report_documents` - tell the handler about documents it cannot see being retrieved
+  (``vector_store.similarity_search`` inside a ``@dynamic_prompt`` middleware).
+* :class:`NecessityPruner` - a Runnable (LCEL step or graph node) that drops the documents the
+  answer did not use; :func:`pruning_middleware` does the same inside ``create_agent``.
 """
 
 from __future__ import annotations
@@ -23,12 +26,21 @@ from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    ChatMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langchain_core.outputs import LLMResult
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tracers.context import register_configure_hook
 
 from ene_core import (
     EvidenceNecessityGraph,
+    IncompleteRequestError,
     NecessityDispatcher,
     NecessityEngine,
     NecessityResult,
@@ -37,6 +49,7 @@ from ene_core import (
 )
 from ene_core.pruning import KeepPolicy
 from ene_core.results import ExpiringDict, Mode
+from ene_core.runs import Message, RunDecision, RunRecorder, dispatch_decision, normalise
 
 __all__ = [
     "CONTEXT_TAG",
@@ -44,6 +57,8 @@ __all__ = [
     "NecessityCallbackHandler",
     "NecessityPruner",
     "instrument",
+    "pruning_middleware",
+    "report_documents",
     "tag_context",
     "uninstrument",
 ]
@@ -55,10 +70,7 @@ CONTEXT_TAG = "ene:context"
 
 F = TypeVar("F", bound=Callable[..., None])
 R = TypeVar("R", bound=Runnable[Any, Any])
-
-
-class IncompleteRequestError(RuntimeError):
-    """The root run ended before a model answered (e.g. a stream closed early)."""
+_MISSING: Any = object()
 
 
 def tag_context(runnable: R) -> R:
@@ -67,6 +79,32 @@ def tag_context(runnable: R) -> R:
     >>> docs = tag_context(retriever | rerank)
     """
     return cast(R, runnable.with_config(tags=[CONTEXT_TAG]))
+
+
+def report_documents(documents: Iterable[Any], config: RunnableConfig | None = None) -> None:
+    """Tell the ENE handler of the current run about ``documents`` it retrieved without a
+    retriever (e.g. ``vector_store.similarity_search`` in a ``@dynamic_prompt`` middleware).
+
+    Call it inside the run (a tool, a node, a middleware); ``config`` defaults to the current
+    one. A no-op when no :class:`NecessityCallbackHandler` is attached; never raises, and emits
+    nothing into the app's streams.
+    """
+    try:
+        from langchain_core.runnables.config import (
+            ensure_config,
+            get_callback_manager_for_config,
+        )
+
+        manager = get_callback_manager_for_config(ensure_config(config))
+        run_id = manager.parent_run_id
+        if run_id is None:
+            return
+        docs = list(documents)
+        for handler in manager.handlers:
+            if isinstance(handler, NecessityCallbackHandler):
+                handler._documents(run_id, docs)
+    except Exception:
+        logger.debug("ENE: report_documents failed (ignored)", exc_info=True)
 
 
 def _otel_seam() -> tuple[Callable[[], Any], Callable[[], list[Any]]]:
@@ -104,61 +142,43 @@ def _guarded(method: F) -> F:
 
 @dataclass
 class _Request:
-    """What one root run has seen so far.
+    """One root run: its recorder and the run tree (for tags and cleanup).
 
     Owner: the handler. Dropped when the root ends, or by the handler's TTL and size cap.
     """
 
     root: UUID
+    recorder: RunRecorder
     trace: Any = None
     parents: dict[UUID, UUID | None] = field(default_factory=dict)
-    retrievers: dict[UUID, list[Any] | None] = field(default_factory=dict)  # outermost only
-    tagged: dict[UUID, list[Any] | None] = field(default_factory=dict)  # outermost only
+    tagged: set[UUID] = field(default_factory=set)  # outermost runs tagged ene:context
     spans: dict[UUID, Any] = field(default_factory=dict)  # retriever run -> OpenInference span
-    models: int = 0
-    question: str | None = None
-    answer: str | None = None
 
-    def within(self, run_id: UUID, *groups: Mapping[UUID, Any]) -> bool:
-        """Whether an ancestor of ``run_id`` is in one of ``groups``."""
+    def within_tagged(self, run_id: UUID) -> bool:
+        """Whether an ancestor of ``run_id`` is a tagged run (tags are inherited)."""
         parent = self.parents.get(run_id)
         while parent is not None:
-            if any(parent in group for group in groups):
+            if parent in self.tagged:
                 return True
             parent = self.parents.get(parent)
         return False
 
-    def contexts(self) -> tuple[str, list[Any], list[dict[str, Any]]]:
-        """``(source, documents, where each came from)``: tagged output wins over retrievers."""
-        source, runs = "retriever", self.retrievers
-        if any(docs is not None for docs in self.tagged.values()):
-            source, runs = "tagged", self.tagged
-        documents: list[Any] = []
-        where: list[dict[str, Any]] = []
-        for run_id, docs in runs.items():
-            for position, doc in enumerate(docs or ()):
-                documents.append(doc)
-                where.append(
-                    {
-                        "run_id": str(run_id),
-                        "position": position,
-                        "span_context": self.spans.get(run_id),  # Phoenix document annotations
-                    }
-                )
-        return source, documents, where
-
 
 class NecessityCallbackHandler(BaseCallbackHandler):
-    """Evaluates every root run's answer against the documents it retrieved.
+    """Evaluates every root run on what its answering model saw and said.
 
-    Per root run it keeps the documents of the outermost retriever(s) (or of the outermost step
-    tagged ``ene:context``), the text of the last model to finish, and the retriever's query as
-    the question; when the root ends it hands them to a :class:`NecessityDispatcher`. Results
-    are keyed by ``str(root run id)``: fix it with ``config={"run_id": uuid}`` and read it with
-    :meth:`result`/:meth:`aresult`, or pass ``on_result(run_id, eng)``.
+    Per root run it records the documents that became available (retrievers, tool artifacts,
+    documents in node outputs, :func:`report_documents`), every model call's input and output,
+    and the root's input and output; when the root ends, :class:`ene_core.RunRecorder` decides
+    the answer (what the root returned), the contexts (the documents in the input of the model
+    call that wrote it, each once) and the question (the user's), and a
+    :class:`NecessityDispatcher` evaluates them. Results are keyed by ``str(root run id)``: fix
+    it with ``config={"run_id": uuid}`` and read it with :meth:`result`/:meth:`aresult`, or pass
+    ``on_result(run_id, eng)``.
 
-    Runs that saw no retrieval are skipped; a run whose model never finished (a stream closed
-    early) is recorded as an :class:`IncompleteRequestError`. Never raises into the chain.
+    A run with nothing to evaluate gets a result at once with ``eng=None`` and ``skipped`` set;
+    a run whose model never finished (a stream closed early) is recorded as an
+    :class:`IncompleteRequestError`. Never raises into the chain.
     """
 
     raise_error = False
@@ -203,7 +223,7 @@ class NecessityCallbackHandler(BaseCallbackHandler):
         self._runs: ExpiringDict[UUID, _Request] = ExpiringDict(
             ttl_s=state_ttl_s, max_size=max_pending * 64
         )
-        self._lock = threading.Lock()  # guards compound updates of the maps and _Request fields
+        self._lock = threading.Lock()  # guards compound updates of the maps and run trees
         self._failed_callbacks: set[str] = set()
 
     @property
@@ -222,71 +242,92 @@ class NecessityCallbackHandler(BaseCallbackHandler):
         return len(self._requests)
 
     def result(self, run_id: UUID | str, timeout: float | None = None) -> NecessityResult:
-        """Block until the request's result exists; ``TimeoutError`` if not within ``timeout``."""
+        """The request's result: an ENG, an error, or a ``skipped`` reason once the root run
+        has ended; blocks while it is running or evaluating (``TimeoutError`` after
+        ``timeout``)."""
         return self.dispatcher.result(str(run_id), timeout)
 
     async def aresult(self, run_id: UUID | str, timeout: float | None = None) -> NecessityResult:
         return await self.dispatcher.aresult(str(run_id), timeout)
 
     # -- run tree -----------------------------------------------------------------------------
-    def _start(self, run_id: UUID, parent_run_id: UUID | None) -> _Request:
-        """Record ``run_id`` under its root. A run whose parent this handler never saw (it was
-        attached below the top, e.g. ``sub_chain.with_config(callbacks=[handler])``) is a root."""
+    def _start(
+        self, run_id: UUID, parent_run_id: UUID | None, tags: list[str] | None = None
+    ) -> tuple[_Request, bool]:
+        """Record ``run_id`` under its root; ``(request, is_root)``. A run whose parent this
+        handler never saw (attached below the top, e.g. ``sub.with_config(callbacks=[h])``) is
+        a root."""
         with self._lock:
             found = None if parent_run_id is None else self._runs.get(parent_run_id)
             is_root = found is None
             if found is None:
-                request, parent_run_id = _Request(root=run_id), None
+                request = _Request(root=run_id, recorder=RunRecorder())
+                parent_run_id = None
                 self._requests.put(run_id, request)
             else:
                 request = found
             self._runs.put(run_id, request)
             request.parents[run_id] = parent_run_id
+            if tags and CONTEXT_TAG in tags and not request.within_tagged(run_id):
+                request.tagged.add(run_id)
         if is_root:
             request.trace = self._span_context()  # on the request's thread and context
-        return request
+        return request, is_root
 
     def _lookup(self, run_id: UUID) -> _Request | None:
         return cast("_Request | None", self._runs.get(run_id))
 
-    def _end(
-        self, run_id: UUID, error: BaseException | None, request: _Request | None = None
-    ) -> None:
-        """Finish the request if ``run_id`` is its root, and drop its state."""
-        request = request or self._lookup(run_id)
-        if request is None or request.root != run_id:
+    def _documents(self, run_id: UUID, documents: list[Any]) -> None:
+        """Documents reported inside ``run_id`` (see :func:`report_documents`)."""
+        request = self._lookup(run_id)
+        if request is not None and documents:
+            request.recorder.documents(documents, origin=run_id)
+
+    def _output(self, run_id: UUID, output: Any, request: _Request | None) -> None:
+        """A run ended with ``output``: finish the request if it is the root, else harvest the
+        documents it carries (tagged output, tool artifacts, documents in node outputs)."""
+        if request is None:
             return
+        if request.root == run_id:
+            self._end(request, output=output)
+        elif run_id in request.tagged:
+            docs = _as_documents(output)
+            if docs is None:
+                logger.debug("ENE: the %s step returned no documents", CONTEXT_TAG)
+            else:
+                request.recorder.documents(docs, origin=run_id, tagged=True)
+        else:
+            docs = _documents_in(output)
+            if docs:
+                request.recorder.documents(docs, origin=run_id)
+
+    def _failed(self, run_id: UUID, error: BaseException) -> None:
+        request = self._lookup(run_id)
+        if request is not None and request.root == run_id:
+            self._end(request, error=error)
+
+    def _end(self, request: _Request, output: Any = _MISSING, error: Any = None) -> None:
+        """Finish ``request`` (its root ended), drop its state and hand the decision over."""
+        run_id = request.root
         with self._lock:
             if self._requests.pop(run_id) is None:
                 return  # already finished, or evicted
-            request.trace = _run_span_context(run_id) or request.trace  # OpenInference's root
             for run in request.parents:
                 self._runs.pop(run)
-            if not request.retrievers and not request.tagged:
-                return  # not a retrieval-augmented request: nothing to evaluate
-            source, documents, where = request.contexts()
+        trace = _run_span_context(run_id) or request.trace  # OpenInference's root span
         if isinstance(error, (GeneratorExit, asyncio.CancelledError)):
-            error = None  # the consumer stopped early: evaluate if the model had finished
-        key = str(run_id)
-        metadata = {"framework": "langchain", "context_source": source, "documents": where}
-        if error is None and request.answer is None and request.models:
-            error = IncompleteRequestError(
-                "the chain ended before its model finished (stream closed early?)"
-            )
-        try:
-            if error is not None:
-                self.dispatcher.record_error(key, error, trace=request.trace, metadata=metadata)
-            elif request.answer is not None:
-                self.dispatcher.dispatch(
-                    key,
-                    request.answer,
-                    documents,
-                    request.question,
-                    trace=request.trace,
-                    metadata=metadata,
-                )
-        except Exception as exc:  # the dispatcher never raises; this keeps waiters from hanging
-            self.dispatcher.record_error(key, exc, trace=request.trace, metadata=metadata)
+            decision = request.recorder.decide(stopped=True)  # the consumer stopped early
+        elif error is not None:
+            decision = request.recorder.decide(error=error)
+        else:
+            decision = request.recorder.decide(_plain(output))
+        dispatch_decision(
+            self.dispatcher,
+            str(run_id),
+            decision,
+            trace=trace,
+            metadata=_metadata(decision, request),
+        )
 
     # -- callbacks ----------------------------------------------------------------------------
     @_guarded
@@ -300,35 +341,20 @@ class NecessityCallbackHandler(BaseCallbackHandler):
         tags: list[str] | None = None,
         **kwargs: Any,
     ) -> None:
-        request = self._start(run_id, parent_run_id)
-        if tags and CONTEXT_TAG in tags:
-            with self._lock:
-                if not request.within(run_id, request.tagged):
-                    request.tagged[run_id] = None
+        request, is_root = self._start(run_id, parent_run_id, tags)
+        if is_root:
+            request.recorder.root_input(_plain(inputs))
 
     @_guarded
-    def on_chain_end(
-        self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
-    ) -> None:
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
         request = self._lookup(run_id)
-        if request is not None and run_id in request.tagged:
-            documents = _as_documents(outputs)
-            if documents is None:
-                logger.debug("ENE: the %s step returned no documents", CONTEXT_TAG)
-            with self._lock:
-                request.tagged[run_id] = documents
-        self._end(run_id, None, request)
+        if request is not None and request.root == run_id and "inputs" in kwargs:
+            request.recorder.root_input(_plain(kwargs["inputs"]))  # a streamed input, complete
+        self._output(run_id, outputs, request)
 
     @_guarded
-    def on_chain_error(
-        self,
-        error: BaseException,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._end(run_id, error)
+    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._failed(run_id, error)
 
     @_guarded
     def on_retriever_start(
@@ -341,45 +367,29 @@ class NecessityCallbackHandler(BaseCallbackHandler):
         tags: list[str] | None = None,
         **kwargs: Any,
     ) -> None:
-        request = self._start(run_id, parent_run_id)
-        with self._lock:
-            if not request.within(run_id, request.retrievers):
-                request.retrievers[run_id] = None
-                if request.question is None and isinstance(query, str):
-                    request.question = query
-            if tags and CONTEXT_TAG in tags and not request.within(run_id, request.tagged):
-                request.tagged[run_id] = None
+        request, is_root = self._start(run_id, parent_run_id, tags)
+        if is_root:
+            request.recorder.root_input(query)
 
     @_guarded
     def on_retriever_end(
-        self,
-        documents: Sequence[Document],
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
+        self, documents: Sequence[Document], *, run_id: UUID, **kwargs: Any
     ) -> None:
         request = self._lookup(run_id)
-        if request is not None:
-            span = _run_span_context(run_id) if run_id in request.retrievers else None
-            with self._lock:
-                if run_id in request.retrievers:
-                    request.retrievers[run_id] = list(documents)
-                    request.spans[run_id] = span
-                if run_id in request.tagged:
-                    request.tagged[run_id] = list(documents)
-        self._end(run_id, None, request)
+        if request is None:
+            return
+        if request.root == run_id:
+            self._end(request, output=list(documents))
+        else:
+            span = _run_span_context(run_id)
+            if span is not None:
+                request.spans[run_id] = span
+            tagged = run_id in request.tagged
+            request.recorder.documents(documents, origin=run_id, tagged=tagged)
 
     @_guarded
-    def on_retriever_error(
-        self,
-        error: BaseException,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._end(run_id, error)
+    def on_retriever_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._failed(run_id, error)
 
     @_guarded
     def on_tool_start(
@@ -389,17 +399,20 @@ class NecessityCallbackHandler(BaseCallbackHandler):
         *,
         run_id: UUID,
         parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
         **kwargs: Any,
     ) -> None:
-        self._start(run_id, parent_run_id)  # a retriever inside a tool belongs to the request
+        request, is_root = self._start(run_id, parent_run_id, tags)
+        if is_root:
+            request.recorder.root_input(input_str)
 
     @_guarded
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        self._end(run_id, None)
+        self._output(run_id, output, self._lookup(run_id))
 
     @_guarded
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        self._end(run_id, error)
+        self._failed(run_id, error)
 
     @_guarded
     def on_llm_start(
@@ -409,63 +422,159 @@ class NecessityCallbackHandler(BaseCallbackHandler):
         *,
         run_id: UUID,
         parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
         **kwargs: Any,
     ) -> None:
-        self._model_started(run_id, parent_run_id)
+        request, is_root = self._start(run_id, parent_run_id, tags)
+        if is_root:
+            request.recorder.root_input(prompts[-1] if prompts else None)
+        request.recorder.model_start(run_id, "\n".join(prompts))
 
     @_guarded
     def on_chat_model_start(
         self,
         serialized: dict[str, Any] | None,
-        messages: list[list[Any]],
+        messages: list[list[BaseMessage]],
         *,
         run_id: UUID,
         parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
         **kwargs: Any,
     ) -> None:
-        self._model_started(run_id, parent_run_id)
-
-    def _model_started(self, run_id: UUID, parent_run_id: UUID | None) -> None:
-        request = self._start(run_id, parent_run_id)
-        with self._lock:  # models inside retrievers (query rewriting) are not the answer
-            if not request.within(run_id, request.retrievers, request.tagged):
-                request.models += 1
+        request, is_root = self._start(run_id, parent_run_id, tags)
+        converted = [_message(m) for batch in messages for m in batch]
+        if is_root:
+            request.recorder.root_input(converted)
+        request.recorder.model_start(run_id, converted)
 
     @_guarded
-    def on_llm_end(
-        self,
-        response: LLMResult,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         request = self._lookup(run_id)
         if request is not None:
             text = _answer_text(response)
-            with self._lock:
-                if text is not None and not request.within(
-                    run_id, request.retrievers, request.tagged
-                ):
-                    request.answer = text  # the last model to finish gives the answer
-        self._end(run_id, None, request)
+            request.recorder.model_end(run_id, text)
+            if request.root == run_id:
+                self._end(request, output=text)
 
     @_guarded
-    def on_llm_error(
-        self,
-        error: BaseException,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._end(run_id, error)
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        request = self._lookup(run_id)
+        if request is not None:
+            request.recorder.model_end(run_id, None)
+        self._failed(run_id, error)
+
+
+# -- LangChain values -> plain values (ene_core.runs) -------------------------------------------
+_ROLES = {"human": "user", "user": "user", "ai": "assistant", "assistant": "assistant"}
+
+
+def _text(content: Any) -> str:
+    """A message content's text: a string, or the text blocks of a content list."""
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    if isinstance(content, Sequence):
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, Mapping) and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+    return "".join(parts)
+
+
+def _artifact_documents(artifact: Any) -> tuple[Any, ...]:
+    if isinstance(artifact, Document):
+        return (artifact,)
+    if isinstance(artifact, (list, tuple)):
+        return tuple(d for d in artifact if isinstance(d, Document))
+    return ()
+
+
+def _message(m: Any) -> Message:
+    """A LangChain message (or a ``{"role", "content"}`` dict, or a ``(role, text)`` pair)."""
+    if isinstance(m, BaseMessage):
+        if isinstance(m, HumanMessage):
+            role = "user"
+        elif isinstance(m, AIMessage):
+            return Message("assistant", _text(m.content), len(m.tool_calls or ()))
+        elif isinstance(m, SystemMessage):
+            role = "system"
+        elif isinstance(m, ToolMessage):
+            return Message("tool", _text(m.content), documents=_artifact_documents(m.artifact))
+        elif isinstance(m, ChatMessage):
+            role = _ROLES.get(m.role, m.role)
+        else:
+            role = _ROLES.get(m.type, m.type)
+        return Message(role, _text(m.content))
+    if isinstance(m, Mapping):
+        role = str(m.get("role", m.get("type", "user")))
+        calls = m.get("tool_calls") or ()
+        return Message(_ROLES.get(role, role), _text(m.get("content", "")), len(calls))
+    if isinstance(m, (list, tuple)) and len(m) == 2 and isinstance(m[0], str):
+        return Message(_ROLES.get(m[0], m[0]), _text(m[1]))
+    return Message("user", _text(m))
+
+
+def _messages(value: Any) -> list[Message] | None:
+    if isinstance(value, str):
+        return [Message("user", value)]
+    if isinstance(value, BaseMessage):
+        return [_message(value)]
+    if isinstance(value, (list, tuple)) and all(
+        isinstance(m, (BaseMessage, Mapping, tuple, list)) for m in value
+    ):
+        return [_message(m) for m in value]
+    return None
+
+
+def _plain(value: Any) -> Any:
+    """A root input or output as :mod:`ene_core.runs` reads it (messages become Message)."""
+    if isinstance(value, BaseMessage):
+        return _message(value)
+    if isinstance(value, Mapping):
+        out = dict(value)
+        if "messages" in out:
+            converted = _messages(out["messages"])
+            out["messages"] = converted if converted is not None else out["messages"]
+        for key, item in out.items():
+            if isinstance(item, BaseMessage):
+                out[key] = _message(item)
+        return out
+    if isinstance(value, (list, tuple)) and value and isinstance(value[0], BaseMessage):
+        return [_message(m) if isinstance(m, BaseMessage) else m for m in value]
+    return value
+
+
+def _documents_in(value: Any, depth: int = 0) -> list[Any]:
+    """Documents a run's output carries: documents, tool artifacts, LangGraph updates."""
+    if isinstance(value, Document):
+        return [value]
+    if isinstance(value, ToolMessage):
+        return list(_artifact_documents(value.artifact))
+    if depth > 2:
+        return []
+    update = getattr(value, "update", None)  # a LangGraph Command
+    if update is not None and not isinstance(value, Mapping) and not callable(update):
+        return _documents_in(update, depth + 1)
+    items: Iterable[Any] = ()
+    if isinstance(value, Mapping):
+        items = value.values()
+    elif isinstance(value, (list, tuple)):
+        items = value
+    found: list[Any] = []
+    for item in items:
+        if depth < 2 or isinstance(item, (Document, ToolMessage)):
+            found.extend(_documents_in(item, depth + 1))
+    return found
 
 
 def _answer_text(response: LLMResult) -> str | None:
     """The first generation's text (the full text, also when the model streamed)."""
     for generations in response.generations:
         for generation in generations:
+            message = getattr(generation, "message", None)
+            if message is not None and not generation.text:
+                return _text(message.content)
             return generation.text
     return None
 
@@ -484,6 +593,23 @@ def _as_documents(output: Any) -> list[Any] | None:
     ):
         return list(output)
     return None
+
+
+def _metadata(decision: RunDecision, request: _Request) -> dict[str, Any]:
+    """Result metadata: where each context came from (retriever span for Phoenix)."""
+    documents = [
+        {
+            "run_id": str(origin),
+            "position": position,
+            "span_context": request.spans.get(origin) if isinstance(origin, UUID) else None,
+        }
+        for origin, position in decision.origins
+    ]
+    return {
+        "framework": "langchain",
+        "context_source": decision.context_source,
+        "documents": documents,
+    }
 
 
 # -- process-wide installation ------------------------------------------------------------------
@@ -540,19 +666,27 @@ def uninstrument() -> None:
 
 # -- runtime pruning -----------------------------------------------------------------------------
 class NecessityPruner(Runnable[Mapping[str, Any], dict[str, Any]]):
-    """LCEL step: keep the documents the answer used, in their original order.
+    """Keep the documents the answer used, in their original order: an LCEL step or a node.
 
-    Input: a mapping with the answer (``answer_key``), the documents (``context_key``) and,
-    optionally, the question. Output: the same mapping with the documents reduced to the
-    ENG's minimal sufficient set (``keep="necessary"``: only those some claim needs alone),
-    plus ``evidence`` (the ENG) and ``tokens_before``/``tokens_after`` of the documents.
-
-    Evaluates on the request path by design (micro-batched with concurrent requests). If the
-    evaluation fails or takes longer than ``timeout_s``, nothing is pruned, ``evidence`` is
-    ``None`` and the failure is logged::
+    *Sources mode* (the input has ``answer_key``): a mapping with the answer, the documents
+    (``context_key``) and, optionally, the question. Output: the same mapping with the documents
+    reduced to the ENG's minimal sufficient set (``keep="necessary"``: only those some claim
+    needs alone), plus ``evidence`` (the ENG) and ``tokens_before``/``tokens_after``::
 
         RunnableParallel({"context": retriever, "question": RunnablePassthrough()})
             .assign(answer=rag_chain).pipe(NecessityPruner())
+
+    *Messages mode* (no ``answer_key`` but ``messages_key``: an agent's or a ``MessagesState``
+    graph's state): the answer is the final AI message, the question the last human message,
+    the documents the artifacts of this turn's tool messages; the output has the same messages
+    with unused documents dropped from those artifacts (copies; the content the model read is
+    unchanged), plus ``evidence``/``tokens_before``/``tokens_after``. Use it after an agent
+    (``agent | NecessityPruner()``) or as the last node of a graph (messages keep their ids,
+    so LangGraph replaces them); inside ``create_agent`` use :func:`pruning_middleware`.
+
+    Evaluates on the request path by design (micro-batched with concurrent requests). If the
+    evaluation fails or takes longer than ``timeout_s``, nothing is pruned, ``evidence`` is
+    ``None`` and the failure is logged.
     """
 
     def __init__(
@@ -563,6 +697,7 @@ class NecessityPruner(Runnable[Mapping[str, Any], dict[str, Any]]):
         context_key: str = "context",
         question_key: str = "question",
         evidence_key: str = "evidence",
+        messages_key: str = "messages",
         keep: KeepPolicy = "minimal",
         timeout_s: float = 30.0,
     ) -> None:
@@ -571,6 +706,7 @@ class NecessityPruner(Runnable[Mapping[str, Any], dict[str, Any]]):
         self.context_key = context_key
         self.question_key = question_key
         self.evidence_key = evidence_key
+        self.messages_key = messages_key
         if keep not in ("minimal", "necessary"):
             raise ValueError(f"keep must be 'minimal' or 'necessary', got {keep!r}")
         self.keep = keep
@@ -592,41 +728,48 @@ class NecessityPruner(Runnable[Mapping[str, Any], dict[str, Any]]):
         return await self._acall_with_config(self._aprune, input, config, run_type="chain")
 
     def _prune(self, input: Mapping[str, Any]) -> dict[str, Any]:
-        answer, documents, question = self._read(input)
-        eng: EvidenceNecessityGraph | None = None
-        try:
-            eng = self.engine.submit(answer, documents, question).result(timeout=self.timeout_s)
-        except Exception as exc:
-            self._failed(exc)
-        return self._write(input, documents, eng)
+        job = self._read(input)
+        eng = None
+        if job.answer is not None and job.documents:
+            try:
+                eng = self.engine.submit(job.answer, job.documents, job.question).result(
+                    timeout=self.timeout_s
+                )
+            except Exception as exc:
+                self._failed(exc)
+        return self._write(input, job, eng)
 
     async def _aprune(self, input: Mapping[str, Any]) -> dict[str, Any]:
-        answer, documents, question = self._read(input)
-        eng: EvidenceNecessityGraph | None = None
-        try:
-            eng = await asyncio.wait_for(
-                self.engine.aevaluate(answer, documents, question), self.timeout_s
-            )
-        except Exception as exc:
-            self._failed(exc)
-        return self._write(input, documents, eng)
+        job = self._read(input)
+        eng = None
+        if job.answer is not None and job.documents:
+            try:
+                eng = await asyncio.wait_for(
+                    self.engine.aevaluate(job.answer, job.documents, job.question),
+                    self.timeout_s,
+                )
+            except Exception as exc:
+                self._failed(exc)
+        return self._write(input, job, eng)
 
-    def _read(self, input: Mapping[str, Any]) -> tuple[str, list[Any], str | None]:
+    def _read(self, input: Mapping[str, Any]) -> _PruneJob:
         """Wiring errors (wrong keys or types) raise: they are the caller's bug, not ENE's."""
         if not isinstance(input, Mapping):
             raise TypeError(f"NecessityPruner needs a mapping, got {type(input).__name__}")
+        if self.answer_key not in input and self.messages_key in input:
+            return _PruneJob.from_messages(list(input[self.messages_key]))
         for key in (self.answer_key, self.context_key):
             if key not in input:
                 raise KeyError(
                     f"NecessityPruner input has no {key!r} (keys: {sorted(input)}); "
-                    "set answer_key=/context_key="
+                    f"set answer_key=/context_key=, or pass a state with {self.messages_key!r}"
                 )
         answer = input[self.answer_key]
         if not isinstance(answer, str):
             raise TypeError(f"{self.answer_key!r} must be a str, got {type(answer).__name__}")
         question = input.get(self.question_key)
         documents = list(input[self.context_key])
-        return answer, documents, question if isinstance(question, str) else None
+        return _PruneJob(answer, documents, question if isinstance(question, str) else None)
 
     def _failed(self, error: BaseException) -> None:
         kind = type(error).__name__
@@ -635,17 +778,97 @@ class NecessityPruner(Runnable[Mapping[str, Any], dict[str, Any]]):
             logger.warning("ENE pruning skipped (nothing pruned): %s: %s", kind, error)
 
     def _write(
-        self,
-        input: Mapping[str, Any],
-        documents: list[Any],
-        eng: EvidenceNecessityGraph | None,
+        self, input: Mapping[str, Any], job: _PruneJob, eng: EvidenceNecessityGraph | None
     ) -> dict[str, Any]:
-        result = prune(documents, eng, keep=self.keep)
+        result = prune(job.documents, eng, keep=self.keep)
         before = None if eng is None else sum(c.tokens for c in eng.contexts)
-        return {
-            **input,
-            self.context_key: result.kept,
-            self.evidence_key: eng,
-            "tokens_before": before,
-            "tokens_after": None if before is None else before - result.tokens_saved,
-        }
+        after = None if before is None else before - result.tokens_saved
+        out = {**input, self.evidence_key: eng, "tokens_before": before, "tokens_after": after}
+        if job.messages is None:
+            out[self.context_key] = result.kept
+        else:
+            out[self.messages_key] = job.pruned_messages(result.kept)
+        return out
+
+
+@dataclass
+class _PruneJob:
+    """What a pruner evaluates; in messages mode also the messages and their artifacts."""
+
+    answer: str | None
+    documents: list[Any]
+    question: str | None = None
+    messages: list[Any] | None = None
+    tools: list[int] = field(default_factory=list)  # positions of this turn's tool messages
+
+    @classmethod
+    def from_messages(cls, messages: list[Any]) -> _PruneJob:
+        final = messages[-1] if messages else None
+        answer = None
+        if isinstance(final, AIMessage) and not final.tool_calls:
+            answer = _text(final.content)
+        humans = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
+        start = humans[-1] + 1 if humans else 0
+        question = _text(messages[humans[-1]].content) if humans else None
+        tools: list[int] = []
+        documents: dict[str, Any] = {}  # each document once (by id, else by text)
+        for i in range(start, len(messages)):
+            m = messages[i]
+            if isinstance(m, ToolMessage) and _artifact_documents(m.artifact):
+                tools.append(i)
+                for doc in _artifact_documents(m.artifact):
+                    documents.setdefault(_doc_key(doc), doc)
+        return cls(answer, list(documents.values()), question, messages, tools)
+
+    def pruned_messages(self, kept: list[Any]) -> list[Any]:
+        """The messages with this turn's artifacts reduced to ``kept`` (copies, same ids)."""
+        assert self.messages is not None
+        keys = {_doc_key(d) for d in kept}
+        out = list(self.messages)
+        for i in self.tools:
+            message = out[i]
+            artifact = message.artifact
+            if isinstance(artifact, Document):
+                artifact = [artifact]
+            new = [d for d in artifact if not isinstance(d, Document) or _doc_key(d) in keys]
+            if len(new) != len(artifact):
+                out[i] = message.model_copy(update={"artifact": new})
+        return out
+
+
+def _doc_key(doc: Any) -> str:
+    ident = getattr(doc, "id", None)
+    return f"id:{ident}" if ident else f"text:{normalise(doc.page_content)}"
+
+
+def pruning_middleware(
+    engine: NecessityEngine | None = None,
+    *,
+    keep: KeepPolicy = "minimal",
+    timeout_s: float = 30.0,
+) -> Any:
+    """An agent middleware for ``create_agent(..., middleware=[pruning_middleware()])``: after
+    the agent answers, unused documents are dropped from this turn's tool-message artifacts
+    (the sources an app shows; the messages keep their ids and content). Needs ``langchain``
+    (>= 1.0). Fail-safe like :class:`NecessityPruner`: on failure nothing is pruned."""
+    from langchain.agents.middleware import AgentMiddleware
+
+    pruner = NecessityPruner(engine, keep=keep, timeout_s=timeout_s)
+
+    def changed(state: Mapping[str, Any], out: dict[str, Any]) -> dict[str, Any] | None:
+        before = list(state.get("messages", ()))
+        updates = [m for m, old in zip(out["messages"], before, strict=False) if m is not old]
+        return {"messages": updates} if updates else None
+
+    class NecessityPruningMiddleware(AgentMiddleware):  # type: ignore[misc]
+        """Drops unused documents from tool artifacts after the agent answers."""
+
+        def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+            messages = {"messages": list(state.get("messages", ()))}
+            return changed(state, pruner._prune(messages))
+
+        async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+            messages = {"messages": list(state.get("messages", ()))}
+            return changed(state, await pruner._aprune(messages))
+
+    return NecessityPruningMiddleware()
