@@ -23,6 +23,10 @@ class OracleError(EneError, RuntimeError):
     """The support oracle failed or returned something that is not a probability."""
 
 
+class OracleOutOfMemoryError(OracleError):
+    """The device ran out of memory even on a single pair (larger groups are split and retried)."""
+
+
 class ENGFormatError(EneError, ValueError):
     """Text that is not a valid Evidence Necessity Graph."""
 

@@ -7,18 +7,31 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
+import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from .errors import LabelMappingError, ModelNotFoundError, OracleError
+from .errors import (
+    InvalidInputError,
+    LabelMappingError,
+    ModelNotFoundError,
+    OracleError,
+    OracleOutOfMemoryError,
+)
+
+logger = logging.getLogger("ene")
 
 Verdict = Literal["supported", "contradicted", "unsupported"]
 
 DEFAULT_MODEL_DIR = Path(__file__).parent / "models" / "ene-nli-mini"
+DEVICE_ENV = "ENE_DEVICE"  # "cpu", "cuda", "cuda:1", ... or "auto"; the device= argument wins
+
+_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32"}
 
 _ENTAIL = {"entailment", "entail", "entails", "entailed", "yes", "supported", "support"}
 _NEUTRAL = {"neutral", "unknown", "undetermined", "unsupported"}
@@ -101,6 +114,16 @@ class NLIOracle:
     the same whatever else is in the batch (the determinism guarantee). ``deterministic=False``
     trades that guarantee for less padding: length-sorted groups padded to their longest pair,
     whose last digits can then depend on the batch neighbours.
+
+    Device: ``device=``, else the ``ENE_DEVICE`` environment variable, else CUDA when available.
+    On CUDA the weights run in bfloat16 (float16 without bf16 support; ``dtype=`` overrides) with
+    the softmax in float32, inputs go over in one pinned, non-blocking copy per group and the
+    results come back in one transfer per call. CUDA out of memory: the group is split in half
+    and retried, down to one row; the smaller size is kept for the oracle's lifetime (a token cap,
+    ``oom_token_cap``, counted in ``oom_splits``), so the fixed-shape rule still holds from then
+    on, although pairs scored before and after a split may differ in their last digits. If one
+    row does not fit, :class:`OracleOutOfMemoryError` (an ``OracleError``, recorded by the engine
+    like any oracle failure) says what to lower.
     """
 
     def __init__(
@@ -144,7 +167,7 @@ class NLIOracle:
         self.tokenizer.model_max_length = 1 << 30  # we truncate ourselves, and record it
         config = self.model.config
         self.entail_index, self.contra_index = label_indices(config.id2label)
-        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.device = _pick_device(torch, device)
         self.dtype = _pick_dtype(torch, self.device, dtype)
         self.model.to(device=self.device, dtype=self.dtype).eval()
         limit = getattr(config, "max_position_embeddings", 512) or 512
@@ -163,6 +186,9 @@ class NLIOracle:
         self.default_threshold = float(threshold) if threshold is not None else None
         self._lock = threading.Lock()
         self.padding = {"pairs": 0, "rows": 0, "tokens": 0, "padded_tokens": 0}
+        self.oom_splits = 0
+        self.oom_token_cap: int | None = None  # rows x length per forward, set by an OOM
+        self._oom_errors = _oom_errors(torch)
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
@@ -185,16 +211,22 @@ class NLIOracle:
                     encoded[key][i] = cut[key][j]
         ids: list[list[int]] = encoded["input_ids"]
         types: list[list[int]] | None = encoded.get("token_type_ids")
-        probs: list[tuple[float, float]] = [(0.0, 0.0)] * len(pairs)
+        parts: list[tuple[list[int], Any]] = []
         with self._lock, self._torch.inference_mode():
             for group, length, rows in self._groups([len(row) for row in ids]):
-                out = self._forward(
-                    [ids[i] for i in group], types and [types[i] for i in group], length, rows
-                )
-                for i, p in zip(group, out, strict=True):
-                    probs[i] = p
+                self._run_group(group, length, rows, ids, types, parts)
+            # One device-to-host transfer per call: the GPU runs ahead while groups are built.
+            probs = self._torch.cat([p for _, p in parts]).cpu()
+        if not self._torch.isfinite(probs).all():
+            raise OracleError(f"model {self.name!r} produced non-finite probabilities")
+        order = [i for group, _ in parts for i in group]
+        entail = probs[:, 0].tolist()
+        contra = probs[:, 1].tolist() if self.contra_index is not None else [0.0] * len(order)
+        out: list[Scores] = [Scores(0.0, 0.0)] * len(pairs)
         truncated = set(too_long)
-        return [Scores(e, c, truncated=i in truncated) for i, (e, c) in enumerate(probs)]
+        for i, e, c in zip(order, entail, contra, strict=True):
+            out[i] = Scores(e, c, truncated=i in truncated)
+        return out
 
     def _groups(self, lengths: list[int]) -> list[tuple[list[int], int, int]]:
         """``(pair indices, padded length, rows)`` per forward pass.
@@ -216,39 +248,86 @@ class NLIOracle:
             groups += [(members[s : s + rows], length, rows) for s in range(0, len(members), rows)]
         return groups
 
+    def _run_group(
+        self,
+        group: list[int],
+        length: int,
+        rows: int,
+        ids: list[list[int]],
+        types: list[list[int]] | None,
+        parts: list[tuple[list[int], Any]],
+    ) -> None:
+        """Forward ``group`` in ``rows``-row passes; on out-of-memory halve the rows and retry."""
+        pending = group
+        while pending:
+            size = rows
+            if self.oom_token_cap is not None:  # the rule after an OOM, for every later call
+                size = max(1, min(rows, self.oom_token_cap // length))
+            part = pending[:size]
+            message = ""
+            try:
+                out = self._forward(
+                    [ids[i] for i in part], types and [types[i] for i in part], length, size
+                )
+            except self._oom_errors as exc:
+                message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                out = None  # leave the except block first: its traceback holds the tensors
+            if out is not None:
+                parts.append((part, out))
+                pending = pending[size:]
+                continue
+            self._release_memory()
+            if size == 1:
+                raise OracleOutOfMemoryError(
+                    f"{self.device} ran out of memory on a single pair of {length} tokens "
+                    f"({message}): lower max_length (now {self.max_length}), free memory on "
+                    "the device, or use NLIOracle(device='cpu')"
+                )
+            self.oom_splits += 1
+            self.oom_token_cap = size // 2 * length
+            logger.warning(
+                "ene: %s out of memory on %d x %d tokens; retrying with groups of at most %d "
+                "tokens from now on",
+                self.device,
+                size,
+                length,
+                self.oom_token_cap,
+            )
+
+    def _release_memory(self) -> None:
+        if self.device.type == "cuda":
+            self._torch.cuda.empty_cache()
+
     def _forward(
         self, ids: list[list[int]], types: list[list[int]] | None, length: int, rows: int
-    ) -> list[tuple[float, float]]:
+    ) -> Any:
+        """``(len(ids), 2)`` float32 probabilities (entailment, contradiction), on the device."""
         torch = self._torch
         pad = self.tokenizer.pad_token_id or 0
-        input_ids = torch.full((rows, length), pad, dtype=torch.long)
-        mask = torch.zeros((rows, length), dtype=torch.long)
-        token_types = torch.zeros((rows, length), dtype=torch.long)
-        for r in range(rows):
-            src = min(r, len(ids) - 1)  # filler rows repeat the last real row
-            n = len(ids[src])
-            input_ids[r, :n] = torch.tensor(ids[src])
-            mask[r, :n] = 1
-            if types is not None:
-                token_types[r, :n] = torch.tensor(types[src])
-        inputs = {"input_ids": input_ids, "attention_mask": mask}
+        src = ids + [ids[-1]] * (rows - len(ids))  # filler rows repeat the last real row
+        fill = [length - len(row) for row in src]
+        planes = [
+            [row + [pad] * f for row, f in zip(src, fill, strict=True)],
+            [[1] * len(row) + [0] * f for row, f in zip(src, fill, strict=True)],
+        ]
         if types is not None:
-            inputs["token_type_ids"] = token_types
+            tsrc = types + [types[-1]] * (rows - len(types))
+            planes.append([row + [0] * f for row, f in zip(tsrc, fill, strict=True)])
+        host = torch.tensor(planes, dtype=torch.long)
+        if self.device.type == "cuda":
+            host = host.pin_memory()  # so the copy below is truly asynchronous
+        batch = host.to(self.device, non_blocking=True)
+        inputs = {"input_ids": batch[0], "attention_mask": batch[1]}
+        if types is not None:
+            inputs["token_type_ids"] = batch[2]
         self.padding["pairs"] += len(ids)
         self.padding["rows"] += rows
         self.padding["tokens"] += sum(len(row) for row in ids)
         self.padding["padded_tokens"] += rows * length
-        logits = self.model(**{k: v.to(self.device) for k, v in inputs.items()}).logits
-        probs = logits.float().softmax(dim=-1)[: len(ids)].cpu()
-        if not torch.isfinite(probs).all():
-            raise OracleError(f"model {self.name!r} produced non-finite probabilities")
-        entail = probs[:, self.entail_index].tolist()
-        contra = (
-            probs[:, self.contra_index].tolist()
-            if self.contra_index is not None
-            else [0.0] * len(ids)
-        )
-        return list(zip(entail, contra, strict=True))
+        logits = self.model(**inputs).logits
+        probs = logits.float().softmax(dim=-1)[: len(ids)]
+        contra = self.contra_index if self.contra_index is not None else self.entail_index
+        return probs[:, [self.entail_index, contra]]
 
 
 def _resolve(model: str | Path | None) -> Path | str:
@@ -267,12 +346,45 @@ def _resolve(model: str | Path | None) -> Path | str:
     return str(model)  # a hub id: only usable if it is already in the local HF cache
 
 
+def _pick_device(torch: Any, device: str | None) -> Any:
+    """``device``, else ``$ENE_DEVICE``, else CUDA when available; a typed error if unusable."""
+    name = (device or os.environ.get(DEVICE_ENV, "") or "auto").strip()
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    source = "device=" if device else f"${DEVICE_ENV}="
+    try:
+        chosen = torch.device(name)
+    except (RuntimeError, ValueError):
+        raise InvalidInputError(
+            f"unknown device {source}{name!r}: use 'cpu', 'cuda', 'cuda:N' or 'auto'"
+        ) from None
+    if chosen.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0 or (chosen.index or 0) >= count:
+            raise InvalidInputError(
+                f"{source}{name!r} but this torch sees {count} CUDA device(s): "
+                f"pass device='cpu' (or unset {DEVICE_ENV})"
+            )
+    return chosen
+
+
 def _pick_dtype(torch: Any, device: Any, dtype: str | None) -> Any:
     if dtype is not None:
-        return getattr(torch, dtype)
+        value = getattr(torch, _DTYPES.get(dtype, dtype), None)
+        if not isinstance(value, torch.dtype) or not value.is_floating_point:
+            raise InvalidInputError(
+                f"unknown dtype {dtype!r}: use 'float32', 'bfloat16' or 'float16'"
+            )
+        return value
     if device.type == "cuda":
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
     return torch.float32
+
+
+def _oom_errors(torch: Any) -> tuple[type[BaseException], ...]:
+    """The out-of-memory exception types of this torch (``torch.OutOfMemoryError`` >= 2.5)."""
+    found = [getattr(module, "OutOfMemoryError", None) for module in (torch, torch.cuda)]
+    return tuple(dict.fromkeys(t for t in found if isinstance(t, type)))
 
 
 def _fingerprint(path: Path | str) -> str | None:

@@ -27,6 +27,25 @@ HEADLESS_FLAGS = (
 )
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--device",
+        default="cpu",
+        help="where the tests that run a model run it: cpu (default), cuda or cuda:N",
+    )
+
+
+@pytest.fixture(scope="session")
+def device(request: pytest.FixtureRequest) -> str:
+    """The ``--device`` for NLIOracle tests; skips them when CUDA was asked for but is absent."""
+    name = str(request.config.getoption("--device"))
+    if name.startswith("cuda"):
+        torch = pytest.importorskip("torch")
+        if not torch.cuda.is_available():
+            pytest.skip(f"--device {name}: torch {torch.__version__} sees no CUDA device")
+    return name
+
+
 @pytest.fixture
 def keyword_engine() -> NecessityEngine:
     engine = NecessityEngine(KeywordOracle())

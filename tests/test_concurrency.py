@@ -117,3 +117,25 @@ def test_worker_survives_oracle_failures() -> None:
     good = engine.submit("Owls hunt at night.", ["Owls hunt at night."])
     assert good.result(timeout=10).claims[0].status == "supported"
     engine.close()
+
+
+def test_real_oracle_under_64_concurrent_callers(tiny_model_dir: str, device: str) -> None:
+    """The real NLIOracle (on ``--device``) gives every caller its sequential ENG, bit for bit."""
+    from ene_core import NLIOracle
+
+    oracle = NLIOracle(tiny_model_dir, device=device)
+    shared = NecessityEngine(oracle, threshold=0.3, max_wait_ms=20)
+    requests = [request(i) for i in range(64)]
+    start = threading.Barrier(len(requests))
+
+    def call(r: tuple[str, list[str]]):  # type: ignore[no-untyped-def]
+        start.wait(timeout=60)
+        return shared.submit(*r).result(timeout=300)
+
+    with ThreadPoolExecutor(len(requests)) as pool:
+        results = list(pool.map(call, requests))
+    sequential = NecessityEngine(oracle, threshold=0.3)
+    assert [r.verdicts() for r in results] == [sequential.evaluate(*r).verdicts() for r in requests]
+    assert shared.worker_stats["batches"] < len(requests)  # callers shared forward passes
+    assert any(c.necessary for r in results for c in r.claims)  # leave-one-out really ran
+    shared.close()

@@ -47,7 +47,7 @@ OBVIOUS = [
 
 
 @pytest.fixture(scope="module")
-def model_and_tokenizer():  # type: ignore[no-untyped-def]
+def model_and_tokenizer(device: str):  # type: ignore[no-untyped-def]
     if not (MODEL_DIR / "model.safetensors").exists():
         pytest.fail(f"the shipped model is missing: {MODEL_DIR}")
     tok = transformers.AutoTokenizer.from_pretrained(MODEL_DIR, local_files_only=True)
@@ -56,6 +56,7 @@ def model_and_tokenizer():  # type: ignore[no-untyped-def]
             MODEL_DIR, local_files_only=True
         )
         .float()
+        .to(device)
         .eval()
     )
     return model, tok
@@ -68,9 +69,9 @@ def _probs(model, tok, premise: str, hypothesis: str):  # type: ignore[no-untype
         truncation="only_first",
         max_length=model.config.ene_max_length,
         return_tensors="pt",
-    )
+    ).to(model.device)
     with torch.inference_mode():
-        return torch.softmax(model(**enc).logits.float(), dim=-1)[0]
+        return torch.softmax(model(**enc).logits.float(), dim=-1)[0].cpu()
 
 
 def test_config_carries_the_engine_contract() -> None:
@@ -125,7 +126,7 @@ def test_deterministic(model_and_tokenizer) -> None:  # type: ignore[no-untyped-
     assert torch.equal(a, b)
 
 
-def test_loads_through_nli_oracle() -> None:
+def test_loads_through_nli_oracle(device: str) -> None:
     """``NLIOracle()`` with no argument loads this model, its τ, and gives the same verdicts."""
     ene_core = pytest.importorskip("ene_core")
     if not hasattr(ene_core, "NLIOracle"):
@@ -133,7 +134,7 @@ def test_loads_through_nli_oracle() -> None:
     from ene_core.oracle import decide
 
     cfg = json.loads((MODEL_DIR / "config.json").read_text(encoding="utf-8"))
-    oracle = ene_core.NLIOracle()
+    oracle = ene_core.NLIOracle(device=device)
     assert oracle.default_threshold == pytest.approx(cfg["ene_threshold"])
     assert oracle.max_length == cfg["ene_max_length"]
     scores = oracle.score([(p, h) for p, h, _ in OBVIOUS])

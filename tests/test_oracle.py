@@ -10,13 +10,19 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
 from ene_core import (  # noqa: E402
+    InvalidInputError,
     LabelMappingError,
     ModelNotFoundError,
     NecessityEngine,
     NLIOracle,
+    OracleError,
+    OracleOutOfMemoryError,
 )
-from ene_core.oracle import label_indices  # noqa: E402
+from ene_core.oracle import DEVICE_ENV, label_indices  # noqa: E402
 from ene_core.testing import make_tiny_nli_model  # noqa: E402
 
 PAIRS = [
@@ -25,19 +31,26 @@ PAIRS = [
 ]
 
 
-def test_scores_are_probabilities(tiny_model_dir: str) -> None:
-    oracle = NLIOracle(tiny_model_dir, device="cpu")
+def tolerance(oracle: NLIOracle) -> float:
+    """How far two group shapes may move a probability: last digits in fp32, more in 16 bits."""
+    return 1e-4 if oracle.dtype == torch.float32 else 2e-2
+
+
+def test_scores_are_probabilities(tiny_model_dir: str, device: str) -> None:
+    oracle = NLIOracle(tiny_model_dir, device=device)
     scores = oracle.score(PAIRS)
     assert len(scores) == len(PAIRS)
     assert all(
         0 <= s.entail <= 1 and 0 <= s.contra <= 1 and s.entail + s.contra <= 1 for s in scores
     )
-    assert oracle.device.type == "cpu" and oracle.dtype == torch.float32
+    assert oracle.device == torch.device(device)
+    assert oracle.dtype == (torch.float32 if device == "cpu" else oracle.dtype)
+    assert next(oracle.model.parameters()).device.type == oracle.device.type
     assert oracle.revision and oracle.revision.startswith("sha256:")
 
 
-def test_verdicts_do_not_depend_on_batch_neighbours(tiny_model_dir: str) -> None:
-    oracle = NLIOracle(tiny_model_dir, device="cpu", batch_size=8)
+def test_verdicts_do_not_depend_on_batch_neighbours(tiny_model_dir: str, device: str) -> None:
+    oracle = NLIOracle(tiny_model_dir, device=device, batch_size=8)
     reference = oracle.score(PAIRS)
     rng = random.Random(7)
     for _ in range(3):
@@ -49,8 +62,8 @@ def test_verdicts_do_not_depend_on_batch_neighbours(tiny_model_dir: str) -> None
     assert [oracle.score([p])[0] for p in PAIRS[:5]] == reference[:5]
 
 
-def test_truncation_is_recorded(tiny_model_dir: str) -> None:
-    oracle = NLIOracle(tiny_model_dir, device="cpu", max_length=32)
+def test_truncation_is_recorded(tiny_model_dir: str, device: str) -> None:
+    oracle = NLIOracle(tiny_model_dir, device=device, max_length=32)
     short, long = oracle.score(
         [("the cat sat.", "the cat sat."), ("the cat sat. " * 50, "the cat.")]
     )
@@ -59,8 +72,8 @@ def test_truncation_is_recorded(tiny_model_dir: str) -> None:
     assert huge_claim.truncated
 
 
-def test_engine_on_real_oracle_counts_and_cache(tiny_model_dir: str) -> None:
-    engine = NecessityEngine(NLIOracle(tiny_model_dir), threshold=0.3)
+def test_engine_on_real_oracle_counts_and_cache(tiny_model_dir: str, device: str) -> None:
+    engine = NecessityEngine(NLIOracle(tiny_model_dir, device=device), threshold=0.3)
     contexts = ["The cat sat on the mat.", "Paris is the capital of France.", "The tower is tall."]
     first = engine.evaluate("The cat sat on the mat. Paris is the capital.", contexts)
     second = engine.evaluate("The cat sat on the mat. Paris is the capital.", contexts)
@@ -123,9 +136,142 @@ def test_threshold_comes_from_the_model_config(tmp_path: Path) -> None:
     assert NecessityEngine(NLIOracle(path), threshold=0.6).threshold == 0.6
 
 
-def test_non_deterministic_mode_scores_the_same_pairs(tiny_model_dir: str) -> None:
-    exact = NLIOracle(tiny_model_dir, device="cpu", batch_size=8).score(PAIRS)
-    fast = NLIOracle(tiny_model_dir, device="cpu", batch_size=8, deterministic=False).score(PAIRS)
+def test_non_deterministic_mode_scores_the_same_pairs(tiny_model_dir: str, device: str) -> None:
+    oracle = NLIOracle(tiny_model_dir, device=device, batch_size=8)
+    exact = oracle.score(PAIRS)
+    fast = NLIOracle(tiny_model_dir, device=device, batch_size=8, deterministic=False).score(PAIRS)
     assert len(fast) == len(exact)
+    tol = tolerance(oracle)
     for a, b in zip(exact, fast, strict=True):
-        assert abs(a.entail - b.entail) < 1e-4 and abs(a.contra - b.contra) < 1e-4
+        assert abs(a.entail - b.entail) < tol and abs(a.contra - b.contra) < tol
+
+
+# -- device choice ---------------------------------------------------------------------------
+def test_device_comes_from_the_argument_then_the_environment(
+    tiny_model_dir: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(DEVICE_ENV, "cpu")
+    assert NLIOracle(tiny_model_dir).device == torch.device("cpu")
+    monkeypatch.setenv(DEVICE_ENV, "tpu-please")
+    with pytest.raises(InvalidInputError, match=DEVICE_ENV):
+        NLIOracle(tiny_model_dir)
+    assert NLIOracle(tiny_model_dir, device="cpu").device.type == "cpu"  # the argument wins
+    with pytest.raises(InvalidInputError, match="unknown device device="):
+        NLIOracle(tiny_model_dir, device="gpu0")
+    monkeypatch.setenv(DEVICE_ENV, "auto")
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert NLIOracle(tiny_model_dir).device.type == expected
+
+
+def test_missing_cuda_is_a_typed_error(tiny_model_dir: str) -> None:
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    with pytest.raises(InvalidInputError, match="device='cpu'"):
+        NLIOracle(tiny_model_dir, device=f"cuda:{count}")  # one past the last device
+
+
+def test_dtype_names_and_aliases(tiny_model_dir: str, device: str) -> None:
+    half = NLIOracle(tiny_model_dir, device=device, dtype="bf16")
+    assert half.dtype == torch.bfloat16 == next(half.model.parameters()).dtype
+    full = NLIOracle(tiny_model_dir, device=device, dtype="float32")
+    for a, b in zip(full.score(PAIRS[:8]), half.score(PAIRS[:8]), strict=True):
+        assert abs(a.entail - b.entail) < 2e-2 and abs(a.contra - b.contra) < 2e-2
+    with pytest.raises(InvalidInputError, match="unknown dtype"):
+        NLIOracle(tiny_model_dir, device=device, dtype="int8")
+
+
+# -- out of memory: the real oracle on a model that fails above N rows ----------------------
+class RowLimit(torch.nn.Module):
+    """Wraps a model; a forward with more than ``max_rows`` rows raises the real OOM error.
+
+    It stands in for a device that is out of memory; the oracle code under test is unchanged.
+    """
+
+    def __init__(self, inner: torch.nn.Module, max_rows: int) -> None:
+        super().__init__()
+        self.inner, self.max_rows, self.shapes = inner, max_rows, []
+
+    def forward(self, input_ids: torch.Tensor, **kwargs):  # type: ignore[no-untyped-def]
+        self.shapes.append(tuple(input_ids.shape))
+        if input_ids.shape[0] > self.max_rows:
+            raise torch.OutOfMemoryError(f"out of memory: {input_ids.shape[0]} rows (test)")
+        return self.inner(input_ids=input_ids, **kwargs)
+
+
+def test_out_of_memory_splits_the_group_and_keeps_the_smaller_size(
+    tiny_model_dir: str, device: str
+) -> None:
+    reference = NLIOracle(tiny_model_dir, device=device, batch_size=8).score(PAIRS)
+    oracle = NLIOracle(tiny_model_dir, device=device, batch_size=8)
+    oracle.model = RowLimit(oracle.model, max_rows=3)
+    scores = oracle.score(PAIRS)
+    tol = tolerance(oracle)
+    for a, b in zip(reference, scores, strict=True):
+        assert abs(a.entail - b.entail) < tol and abs(a.contra - b.contra) < tol
+    assert oracle.oom_splits == 2  # 8 rows -> 4 -> 2, then every later group fits at once
+    assert [rows for rows, _ in oracle.model.shapes].count(8) == 1
+    done = len(oracle.model.shapes)
+    again = oracle.score(list(reversed(PAIRS)))
+    assert again == list(reversed(scores))  # the fixed-shape rule holds after the split
+    assert all(rows <= 3 for rows, _ in oracle.model.shapes[done:])
+    assert oracle.oom_splits == 2
+
+
+REFERENCE: dict[tuple[str, str, int], NLIOracle] = {}  # unlimited oracles, one per batch size
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    max_rows=st.integers(1, 9),
+    batch=st.sampled_from([1, 4, 8, 16]),
+    subset=st.lists(st.integers(0, len(PAIRS) - 1), min_size=1, max_size=24),
+)
+def test_any_row_limit_gives_the_same_scores(
+    tiny_model_dir: str, device: str, max_rows: int, batch: int, subset: list[int]
+) -> None:
+    pairs = [PAIRS[i] for i in subset]
+    key = (tiny_model_dir, device, batch)
+    if key not in REFERENCE:
+        REFERENCE[key] = NLIOracle(tiny_model_dir, device=device, batch_size=batch)
+    expected = REFERENCE[key].score(pairs)
+    oracle = NLIOracle(tiny_model_dir, device=device, batch_size=batch)
+    oracle.model = RowLimit(oracle.model, max_rows=max_rows)
+    got = oracle.score(pairs)
+    tol = tolerance(oracle)
+    assert [s.truncated for s in got] == [s.truncated for s in expected]
+    for a, b in zip(expected, got, strict=True):
+        assert abs(a.entail - b.entail) < tol and abs(a.contra - b.contra) < tol
+    assert (oracle.oom_splits > 0) == any(rows > max_rows for rows, _ in oracle.model.shapes)
+    done, splits = len(oracle.model.shapes), oracle.oom_splits
+    assert oracle.score(pairs) == got  # the sizes learnt from the OOMs fit from then on
+    assert oracle.oom_splits == splits
+    assert all(rows <= max_rows for rows, _ in oracle.model.shapes[done:])
+
+
+def test_one_row_out_of_memory_is_a_typed_error_the_engine_records(
+    tiny_model_dir: str, device: str
+) -> None:
+    oracle = NLIOracle(tiny_model_dir, device=device, batch_size=4)
+    inner = oracle.model
+    oracle.model = RowLimit(inner, max_rows=0)  # nothing fits
+    with pytest.raises(OracleOutOfMemoryError, match="single pair") as caught:
+        oracle.score(PAIRS[:5])
+    assert isinstance(caught.value, OracleError) and "max_length" in str(caught.value)
+    assert [rows for rows, _ in oracle.model.shapes] == [4, 2, 1]
+
+    engine = NecessityEngine(oracle, threshold=0.3)
+    contexts = ["The cat sat on the mat.", "Paris is the capital of France."]
+    with pytest.raises(OracleOutOfMemoryError):
+        engine.evaluate("The cat sat on the mat.", contexts)
+    (recorded,) = engine.evaluate_many(
+        [{"answer": "Paris is the capital.", "contexts": contexts}], return_exceptions=True
+    )
+    assert isinstance(recorded, OracleOutOfMemoryError)
+    future = engine.submit("The cat sat.", contexts)
+    assert isinstance(future.exception(timeout=30), OracleOutOfMemoryError)
+    oracle.model = inner  # memory is back: the same engine and worker carry on
+    eng = engine.submit("The cat sat.", contexts).result(timeout=30)
+    assert eng.claims[0].status in {"supported", "unsupported", "contradicted"}
+    assert engine.worker_stats["failed"] == 1 and engine.worker_stats["completed"] == 1
+    engine.close()
