@@ -279,7 +279,9 @@ def _answer_of(output: Any, outputs: list[str]) -> str | None:
         return _final_message(output)
     if isinstance(output, Mapping):
         if _is_messages(output.get("messages")):
-            return _final_message(output["messages"])
+            final = _final_message(output["messages"])
+            if final is not None:
+                return final
         for key in ANSWER_KEYS:
             text = _text_of(output.get(key))
             if text is not None:

@@ -482,11 +482,18 @@ def _text(content: Any) -> str:
     return "".join(parts)
 
 
+def _is_document(item: Any) -> bool:
+    """A Document, or one a checkpointer stored as a mapping (``page_content``)."""
+    return isinstance(item, Document) or (
+        isinstance(item, Mapping) and isinstance(item.get("page_content"), str)
+    )
+
+
 def _artifact_documents(artifact: Any) -> tuple[Any, ...]:
-    if isinstance(artifact, Document):
+    if _is_document(artifact):
         return (artifact,)
     if isinstance(artifact, (list, tuple)):
-        return tuple(d for d in artifact if isinstance(d, Document))
+        return tuple(d for d in artifact if _is_document(d))
     return ()
 
 
@@ -828,17 +835,21 @@ class _PruneJob:
         for i in self.tools:
             message = out[i]
             artifact = message.artifact
-            if isinstance(artifact, Document):
+            if _is_document(artifact):
                 artifact = [artifact]
-            new = [d for d in artifact if not isinstance(d, Document) or _doc_key(d) in keys]
+            new = [d for d in artifact if not _is_document(d) or _doc_key(d) in keys]
             if len(new) != len(artifact):
                 out[i] = message.model_copy(update={"artifact": new})
         return out
 
 
 def _doc_key(doc: Any) -> str:
-    ident = getattr(doc, "id", None)
-    return f"id:{ident}" if ident else f"text:{normalise(doc.page_content)}"
+    """A document's identity, as :mod:`ene_core.runs` sees it: its id, else its text."""
+    if isinstance(doc, Mapping):
+        ident, text = doc.get("id"), doc["page_content"]
+    else:
+        ident, text = doc.id, doc.page_content
+    return f"id:{ident}" if ident else f"text:{normalise(text)}"
 
 
 def pruning_middleware(
