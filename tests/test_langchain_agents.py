@@ -491,3 +491,15 @@ def test_graph_with_a_custom_state_key_answer(handler: NecessityCallbackHandler)
     assert out["note"] == TALL_ANSWER
     assert result.eng.answer == TALL_ANSWER and result.eng.question == TALL
     assert ids(result) == ["tower-height"]
+
+
+def test_the_agent_example_runs_offline(capsys: pytest.CaptureFixture[str]) -> None:
+    import runpy
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "langgraph_agent.py"
+    namespace = runpy.run_path(str(example), run_name="langgraph_agent_example")
+    assert namespace["main"](["--oracle", "keyword"]) == 0
+    out = capsys.readouterr().out
+    assert "Contexts the answering model saw: ['weight', 'range', 'warranty', 'charging']" in out
+    assert "sources kept: ['range', 'charging']" in out
