@@ -119,11 +119,11 @@ class NLIOracle:
     On CUDA the weights run in bfloat16 (float16 without bf16 support; ``dtype=`` overrides) with
     the softmax in float32, inputs go over in one pinned, non-blocking copy per group and the
     results come back in one transfer per call. CUDA out of memory: the group is split in half
-    and retried, down to one row; the smaller size is kept for the oracle's lifetime (a token cap,
-    ``oom_token_cap``, counted in ``oom_splits``), so the fixed-shape rule still holds from then
-    on, although pairs scored before and after a split may differ in their last digits. If one
-    row does not fit, :class:`OracleOutOfMemoryError` (an ``OracleError``, recorded by the engine
-    like any oracle failure) says what to lower.
+    and retried, down to one row; the size that fitted is kept for the oracle's lifetime (a token
+    cap, ``oom_token_cap``, counted in ``oom_splits``), so the fixed-shape rule still holds from
+    then on, although pairs scored before and after a split may differ in their last digits. If
+    one row does not fit, the cap is left as it was and :class:`OracleOutOfMemoryError` (an
+    ``OracleError``, recorded by the engine like any oracle failure) says what to lower.
     """
 
     def __init__(
@@ -258,7 +258,7 @@ class NLIOracle:
         parts: list[tuple[list[int], Any]],
     ) -> None:
         """Forward ``group`` in ``rows``-row passes; on out-of-memory halve the rows and retry."""
-        pending = group
+        pending, fitted = group, self.oom_token_cap  # fitted: the cap of the last success
         while pending:
             size = rows
             if self.oom_token_cap is not None:  # the rule after an OOM, for every later call
@@ -274,10 +274,11 @@ class NLIOracle:
                 out = None  # leave the except block first: its traceback holds the tensors
             if out is not None:
                 parts.append((part, out))
-                pending = pending[size:]
+                pending, fitted = pending[size:], self.oom_token_cap
                 continue
             self._release_memory()
-            if size == 1:
+            if size == 1:  # not a matter of group size: keep the sizes that fitted
+                self.oom_token_cap = fitted
                 raise OracleOutOfMemoryError(
                     f"{self.device} ran out of memory on a single pair of {length} tokens "
                     f"({message}): lower max_length (now {self.max_length}), free memory on "

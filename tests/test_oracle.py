@@ -259,6 +259,7 @@ def test_one_row_out_of_memory_is_a_typed_error_the_engine_records(
         oracle.score(PAIRS[:5])
     assert isinstance(caught.value, OracleError) and "max_length" in str(caught.value)
     assert [rows for rows, _ in oracle.model.shapes] == [4, 2, 1]
+    assert oracle.oom_token_cap is None  # no size fitted: the groups stay as they were
 
     engine = NecessityEngine(oracle, threshold=0.3)
     contexts = ["The cat sat on the mat.", "Paris is the capital of France."]
