@@ -1,4 +1,6 @@
-"""Request latency of the example LangChain RAG chain with and without ENE's handler.
+"""Request latency of a LangChain app with and without ENE's handler: the example RAG chain
+(``--app chain``) or the example agent (``--app agent``: ``create_agent`` with a retrieval tool,
+two model calls per request), plus a memory check over many agent runs (``--memory-runs``).
 
 The handler runs in its default (background) mode: a request only records callbacks and
 enqueues its evaluation; the verifier runs on the engine's worker thread, in the same process.
@@ -12,6 +14,7 @@ blocks, so its CPU use lands on its own requests only), which spreads machine no
 
     python benchmarks/langchain_overhead.py                   # default verifier
     python benchmarks/langchain_overhead.py --oracle keyword  # no model needed
+    python benchmarks/langchain_overhead.py --app agent --memory-runs 10000
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import runpy
 import statistics
 import sys
 import time
+import tracemalloc
 import uuid
 from pathlib import Path
 from typing import Any
@@ -29,7 +33,9 @@ from langchain_core.callbacks import BaseCallbackHandler
 
 from ene_integrations.langchain import NecessityCallbackHandler
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "langchain_rag.py"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+CHAIN = EXAMPLES / "langchain_rag.py"
+AGENT = EXAMPLES / "langgraph_agent.py"
 
 
 class NoopHandler(BaseCallbackHandler):
@@ -43,7 +49,18 @@ def percentile(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
 
 
-def run(example: dict[str, Any], engine: Any, requests: int, latency_ms: float) -> dict[str, Any]:
+def build_app(app: str, latency_ms: float) -> tuple[Any, Any]:
+    """``(runnable, input)`` for one request of the chosen example app."""
+    if app == "agent":
+        example = runpy.run_path(str(AGENT), run_name="langgraph_agent_example")
+        question = {"messages": [{"role": "user", "content": example["QUESTION"]}]}
+        return example["build_agent"](model_latency_s=latency_ms / 1000), question
+    example = runpy.run_path(str(CHAIN), run_name="langchain_rag_example")
+    chain = example["build_chain"](example["build_retriever"](), latency_ms / 1000 or None)
+    return chain, example["QUESTION"]
+
+
+def run(app: str, engine: Any, requests: int, latency_ms: float) -> dict[str, Any]:
     ene = NecessityCallbackHandler(engine)
     callbacks_only = NecessityCallbackHandler(engine)
     callbacks_only.dispatcher.dispatch = lambda *args, **kwargs: None  # type: ignore[method-assign]
@@ -53,8 +70,7 @@ def run(example: dict[str, Any], engine: Any, requests: int, latency_ms: float) 
         "ENE callbacks": callbacks_only,
         "ENE": ene,
     }
-    chain = example["build_chain"](example["build_retriever"](), latency_ms / 1000 or None)
-    question = example["QUESTION"]
+    chain, question = build_app(app, latency_ms)
     times: dict[str, list[float]] = {name: [] for name in variants}
     cpu: dict[str, list[float]] = {name: [] for name in variants}  # the request thread's CPU
     failed, evaluated, backlog = 0, 0, 0.0
@@ -87,6 +103,40 @@ def run(example: dict[str, Any], engine: Any, requests: int, latency_ms: float) 
     }
 
 
+def memory_check(app: str, runs: int) -> dict[str, Any]:
+    """Python heap growth over ``runs`` requests with ENE attached (tracemalloc), after a warm-up
+    of 1,000; results are kept by the handler (bounded by ``max_results``), so this also reports
+    the handler's own state, which must be empty once every request has ended. Evaluations use
+    the keyword oracle so that 10k runs take a minute, not an hour of verifier time."""
+    from ene_core import NecessityEngine
+    from ene_core.testing import KeywordOracle
+
+    engine = NecessityEngine(KeywordOracle())
+    handler = NecessityCallbackHandler(engine, max_results=1000)
+    chain, question = build_app(app, 0.0)
+    ids = [uuid.uuid4() for _ in range(runs)]
+    tracemalloc.start()
+    marks: dict[int, int] = {}
+    for i, run_id in enumerate(ids, 1):
+        chain.invoke(question, config={"callbacks": [handler], "run_id": run_id})
+        if i % 1000 == 0:
+            handler.result(run_id, timeout=900)  # let the evaluation worker catch up
+            marks[i] = tracemalloc.get_traced_memory()[0]
+    handler.result(ids[-1], timeout=900)
+    current, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return {
+        "runs": runs,
+        "marks": marks,
+        "current": current,
+        "peak": peak,
+        "pending": handler.pending,
+        "run_state": len(handler._runs),
+        "results_kept": len(handler.dispatcher.results),
+        "ok": sum(handler.dispatcher.results.get(str(r)) is not None for r in ids[-1000:]),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=1000)
@@ -98,13 +148,15 @@ def main(argv: list[str] | None = None) -> int:
         default=[0.0, 20.0],
         help="simulated model latencies; 0 is the bare fake chain (the worst case for ENE)",
     )
+    parser.add_argument("--app", choices=["chain", "agent"], default="chain")
+    parser.add_argument("--memory-runs", type=int, default=0, help="e.g. 10000; 0: skip")
     args = parser.parse_args(argv)
-    example = runpy.run_path(str(EXAMPLE), run_name="langchain_rag_example")
+    example = runpy.run_path(str(CHAIN), run_name="langchain_rag_example")
     engine = example["make_engine"](args.oracle)
-    rows = [run(example, engine, args.requests, ms) for ms in args.model_latency_ms]
+    rows = [run(args.app, engine, args.requests, ms) for ms in args.model_latency_ms]
 
     print(
-        f"\nLangChain request latency, {args.requests} requests per variant, "
+        f"\nLangChain request latency ({args.app}), {args.requests} requests per variant, "
         f"oracle={engine.oracle.name}, background mode\n"
     )
     print(
@@ -127,6 +179,20 @@ def main(argv: list[str] | None = None) -> int:
             f"model latency {row['latency_ms']:.0f} ms: {row['evaluated']} evaluated, "
             f"{row['failed']} failed, longest evaluation backlog after a block "
             f"of {BLOCK} requests {row['backlog_s']:.2f} s"
+        )
+    if args.memory_runs:
+        mem = memory_check(args.app, args.memory_runs)
+        print(f"\nMemory over {mem['runs']} {args.app} runs with ENE (tracemalloc, Python heap):\n")
+        print("| runs | heap |")
+        print("|---:|---:|")
+        for i, size in mem["marks"].items():
+            print(f"| {i} | {size / 2**20:.2f} MiB |")
+        first, last = min(mem["marks"]), max(mem["marks"])
+        growth = (mem["marks"][last] - mem["marks"][first]) / max(last - first, 1)
+        print(
+            f"\ngrowth after run {first}: {growth:.0f} bytes/run; peak {mem['peak'] / 2**20:.2f} "
+            f"MiB; handler state after the last run: {mem['pending']} pending roots, "
+            f"{mem['run_state']} runs; results kept {mem['results_kept']} (max_results=1000)"
         )
     return 0
 
