@@ -503,3 +503,26 @@ def test_the_agent_example_runs_offline(capsys: pytest.CaptureFixture[str]) -> N
     out = capsys.readouterr().out
     assert "Contexts the answering model saw: ['weight', 'range', 'warranty', 'charging']" in out
     assert "sources kept: ['range', 'charging']" in out
+
+
+async def test_concurrent_agent_runs_each_eng_is_its_own(handler: NecessityCallbackHandler) -> None:
+    import asyncio
+
+    agent = rag_agent()
+    questions = [TALL if i % 2 else BOTH for i in range(40)]
+    run_ids = [uuid.uuid4() for _ in questions]
+    outs = await asyncio.gather(
+        *(
+            agent.ainvoke(
+                {"messages": [HumanMessage(q)]}, config={"callbacks": [handler], "run_id": r}
+            )
+            for q, r in zip(questions, run_ids, strict=True)
+        )
+    )
+    for question, run_id, out in zip(questions, run_ids, outs, strict=True):
+        result = await handler.aresult(run_id, timeout=30)
+        expected = TALL_ANSWER if question == TALL else BOTH_ANSWER
+        assert text_of(out["messages"][-1]) == expected
+        assert result.eng.answer == expected and result.eng.question == question
+        assert sorted(ids(result)) == ["tower-height", "tower-year"]
+    assert handler.pending == 0 and len(handler._runs) == 0
