@@ -1,37 +1,35 @@
-"""LlamaIndex adapter: every synthesized answer carries its Evidence Necessity Graph.
+"""LlamaIndex adapter: every answer gets its Evidence Necessity Graph, the app's objects untouched.
 
 >>> from ene_integrations.llama_index import instrument
 >>> handler = instrument()                      # once, at start-up; idempotent
 >>> response = query_engine.query("...")
->>> handler.result(response, timeout=5).eng     # or response.metadata["ene"] once it is ready
+>>> handler.result(response, timeout=5).eng     # by the response object, or by request id
 
 How it works. ``instrument()`` registers an event handler and a span handler on LlamaIndex's
 root instrumentation dispatcher. The hook is ``SynthesizeEndEvent``: it carries the query, the
-response and the source nodes left after node postprocessing, once per synthesis (LLM events
-are ignored: some LLMs emit nested duplicates under ``aquery``). The request id is the
-synthesize span's id. Non-streaming answers are handed to a
-:class:`~ene_core.results.NecessityDispatcher` at once; for streaming answers the token
-generator is wrapped and the answer is evaluated when the stream is exhausted. The graph lands
-in ``response.metadata["ene"]`` (``metadata["ene_request_id"]`` is set at once) and in the
-dispatcher's bounded result store; the span tree tells which query or chat engine call the
-synthesis belonged to, so a chat engine's ``AgentChatResponse`` gets the same keys.
+response and the source nodes left after node postprocessing, once per synthesis. The request id
+is the synthesize span's id. Non-streaming answers are handed to a
+:class:`~ene_core.results.NecessityDispatcher` at once; streaming answers are evaluated when the
+stream is exhausted. The span tree tells which query or chat engine call a synthesis belonged
+to, so the object that call returned (``Response``, ``AgentChatResponse``, streaming ones) finds
+its result too.
 
-Covered (tested): ``RetrieverQueryEngine`` (``query``, ``aquery``, sync and async streaming) and
-the retrieving chat engines ``CondensePlusContextChatEngine``, ``ContextChatEngine`` and
-``CondenseQuestionChatEngine`` (``chat``, ``achat``, ``stream_chat``, ``astream_chat``). By
-construction anything else that answers through a response synthesizer is covered too (one graph
-per synthesis: sub-question and router engines, query engine tools called by agents). Not
-covered: calls that retrieve nothing through a synthesizer (``SimpleChatEngine``, a bare
-``llm.complete``).
+Never touches the app's objects: results are found by the returned object's identity (a weak
+reference, never an attribute or a metadata key) or by request id, through
+``handler.result`` / ``aresult``, ``on_result`` callbacks and tracing spans. With
+``attach_metadata=True`` the handler also writes ``metadata["ene_request_id"]`` (and
+``metadata["ene"]`` when the graph is ready, i.e. in inline mode) into the object an engine call
+returns, in the caller's thread before the call returns; never later, never from another thread.
 
 Never breaks the host: LlamaIndex silently swallows handler exceptions, so every handler body
-logs and records its own failure as an ENG-less result; the answer the caller gets is the one
-it would get without ENE, plus the ``ene*`` metadata keys. State that outlives a call is bounded:
-open spans by a size cap, pending responses (held through weak references), retrieval positions
-and results by a TTL and a size cap.
+logs and records its own failure as an ENG-less result. State that outlives a call is bounded:
+open spans by a size cap; object identities (weak), retrieval positions and results by a TTL and
+a size cap.
 
-Pruning: :func:`prune_unused` / :func:`aprune_unused` return a response whose ``source_nodes``
-are the minimal sufficient set; :class:`NecessityQueryEngine` wraps any query engine to do so.
+Pruning: :func:`prune_unused` / :func:`aprune_unused` return a copy of a ``Response``,
+``AgentChatResponse`` or consumed streaming response whose ``source_nodes`` are the minimal
+sufficient set; :class:`NecessityQueryEngine` wraps a query (or chat) engine and
+:class:`NecessityChatEngine` a chat engine to do so on every call.
 """
 
 from __future__ import annotations
@@ -39,7 +37,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import functools
 import logging
 import threading
 import uuid
@@ -56,13 +53,17 @@ from collections.abc import (
 from typing import Any, NamedTuple
 
 from llama_index.core.base.base_query_engine import BaseQueryEngine
+from llama_index.core.base.llms.types import ChatMessage, ChatResponse
 from llama_index.core.base.response.schema import (
-    RESPONSE_TYPE,
     AsyncStreamingResponse,
     Response,
     StreamingResponse,
 )
-from llama_index.core.chat_engine.types import BaseChatEngine
+from llama_index.core.chat_engine.types import (
+    AgentChatResponse,
+    BaseChatEngine,
+    StreamingAgentChatResponse,
+)
 from llama_index.core.instrumentation import Dispatcher, get_dispatcher
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
@@ -74,6 +75,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 from ene_core import (
     EvidenceNecessityGraph,
     ExpiringDict,
+    InvalidInputError,
     NecessityDispatcher,
     NecessityEngine,
     NecessityResult,
@@ -84,6 +86,7 @@ from ene_core.pruning import KeepPolicy
 from ene_core.results import Mode
 
 __all__ = [
+    "NecessityChatEngine",
     "NecessityHandler",
     "NecessityQueryEngine",
     "aprune_unused",
@@ -157,29 +160,28 @@ class NecessityHandler:
         ttl_s: float = 600.0,
         max_results: int = 10_000,
         max_open_spans: int = 20_000,
+        attach_metadata: bool = False,
     ) -> None:
         self.dispatcher = NecessityDispatcher(
             engine,
             mode=mode,
             on_result=on_result,
             on_error=on_error,
-            recorders=[self._deliver, *_default_recorders(), *recorders],
+            recorders=[*_default_recorders(), *recorders],
             inline_timeout_s=inline_timeout_s,
             ttl_s=ttl_s,
             max_results=max_results,
         )
+        self.attach_metadata = attach_metadata
         self._spans = _OpenSpans(max_open_spans)
         # Engine span id -> request id, so the engine call's own result gets the keys on exit.
         self._outer: ExpiringDict[str, str] = ExpiringDict(ttl_s=ttl_s, max_size=max_results)
-        # Request id -> weak refs to responses waiting for the ENG. Evicted: result or ttl.
-        self._targets: ExpiringDict[str, list[weakref.ref[Any]]] = ExpiringDict(
-            ttl_s=ttl_s, max_size=max_results
-        )
         # Root span id -> node id -> (retriever span id, position, OTel span context).
         self._retrievals: ExpiringDict[str, dict[str, tuple[str, int, Any]]] = ExpiringDict(
             ttl_s=ttl_s, max_size=max_results
         )
-        # id(response) -> (weak ref, request id) for responses without a metadata dict.
+        # id(response) -> (weak ref, request id): results by the object the app got, which ENE
+        # never writes into (unless attach_metadata). Evicted: ttl or size.
         self._by_object: ExpiringDict[int, tuple[weakref.ref[Any], str]] = ExpiringDict(
             ttl_s=ttl_s, max_size=max_results
         )
@@ -204,12 +206,13 @@ class NecessityHandler:
         """The request id of a response this handler saw (a ``str`` is returned as is)."""
         if isinstance(key, str):
             return key
-        metadata = getattr(key, "metadata", None)
+        with contextlib.suppress(TypeError):
+            ref, request_id = self._by_object.get(id(key)) or (None, None)
+            if ref is not None and ref() is key:
+                return str(request_id)
+        metadata = getattr(key, "metadata", None)  # a copy made by prune_unused or attach_metadata
         if isinstance(metadata, dict) and isinstance(metadata.get("ene_request_id"), str):
             return metadata["ene_request_id"]
-        ref, request_id = self._by_object.get(id(key)) or (None, None)
-        if ref is not None and ref() is key:
-            return request_id  # type: ignore[return-value]
         raise KeyError(f"no ENE request id for this {type(key).__name__}: was it instrumented?")
 
     # -- installation -----------------------------------------------------------------------------
@@ -239,7 +242,7 @@ class NecessityHandler:
         if span.engine:
             request_id = self._outer.pop(id_)
             if request_id is not None and result is not None:
-                self._track(request_id, result)
+                self._track(request_id, result, returned=True)
 
     def _ancestors(self, span_id: str | None) -> Iterator[tuple[str, _Span]]:
         for _ in range(_MAX_DEPTH):
@@ -298,33 +301,31 @@ class NecessityHandler:
             logger.exception("ENE could not handle the synthesis %s", request_id)
             self.dispatcher.record_error(request_id, exc)
 
-    # -- delivering the ENG onto responses --------------------------------------------------------
-    def _track(self, request_id: str, response: Any) -> None:
-        """Tag ``response`` with the request id; give it the ENG now or when it arrives."""
-        metadata = _metadata_of(response)
-        if metadata is None:  # e.g. StreamingAgentChatResponse: look it up by identity instead
-            with contextlib.suppress(TypeError):
-                self._by_object.put(id(response), (weakref.ref(response), request_id))
-            return
-        metadata["ene_request_id"] = request_id
-        with self._lock:
-            done = self.dispatcher.results.get(request_id)
-            if done is None:
-                refs = self._targets.setdefault(request_id, list)
-                refs.append(weakref.ref(response))
-                return
-        if done.eng is not None:
-            metadata["ene"] = done.eng
+    # -- correlating results with the objects the app got ----------------------------------------
+    def _track(self, request_id: str, response: Any, *, returned: bool = False) -> None:
+        """Remember ``response`` (by identity, weakly) as belonging to ``request_id``.
 
-    def _deliver(self, result: NecessityResult) -> None:
-        with self._lock:
-            refs = self._targets.pop(result.request_id) or []
-        if result.eng is None:
+        Nothing is written into it, except with ``attach_metadata`` when the engine call that
+        ``returned`` it is exiting: in the caller's thread, before the app gets it.
+        """
+        try:
+            self._by_object.put(id(response), (weakref.ref(response), request_id))
+        except TypeError:  # not weak-referenceable: reachable by request id only
             return
-        for ref in refs:
-            metadata = _metadata_of(ref())
-            if metadata is not None:
-                metadata["ene"] = result.eng
+        if returned and self.attach_metadata:
+            self._attach(request_id, response)
+
+    def _attach(self, request_id: str, response: Any) -> None:
+        if not hasattr(response, "metadata"):
+            return
+        if response.metadata is None:
+            response.metadata = {}
+        if not isinstance(response.metadata, dict):
+            return
+        response.metadata["ene_request_id"] = request_id
+        done = self.dispatcher.results.get(request_id)
+        if done is not None and done.eng is not None:
+            response.metadata["ene"] = done.eng
 
 
 @dataclasses.dataclass(frozen=True)
@@ -434,15 +435,6 @@ def _document(
         "retriever_position": retriever[1] if retriever else None,
         "retriever_trace": retriever[2] if retriever else None,
     }
-
-
-def _metadata_of(response: Any) -> dict[str, Any] | None:
-    """The response's ``metadata`` dict, created when it is ``None``; ``None`` if it has none."""
-    if response is None or not hasattr(response, "metadata"):
-        return None
-    if response.metadata is None:
-        response.metadata = {}
-    return response.metadata if isinstance(response.metadata, dict) else None
 
 
 def _llama_span_context(span_id: str | None) -> Any:
@@ -592,63 +584,122 @@ def uninstrument() -> bool:
 
 
 # -- pruning --------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class _Answered:
+    """What pruning needs from any LlamaIndex answer object, and how to copy it."""
+
+    original: Any
+    answer: str
+    nodes: list[NodeWithScore]
+
+    def copy(self, nodes: list[NodeWithScore], metadata: dict[str, Any]) -> Any:
+        item = self.original
+        if isinstance(item, (StreamingResponse, AsyncStreamingResponse)):
+            return Response(self.answer, nodes, metadata)
+        if isinstance(item, StreamingAgentChatResponse):
+            return AgentChatResponse(self.answer, list(item.sources), nodes, metadata=metadata)
+        return dataclasses.replace(item, source_nodes=nodes, metadata=metadata)
+
+
+def _answered(response: Any, text: str | None) -> _Answered:
+    """Read ``response`` without touching it; ``text`` is the streamed answer when known."""
+    if isinstance(response, Response):
+        return _Answered(response, "" if response.response is None else str(response), [])
+    if isinstance(response, (StreamingResponse, AsyncStreamingResponse)):
+        text = response.response_txt if response.response_txt is not None else text
+    elif isinstance(response, StreamingAgentChatResponse):
+        text = response.response or text
+    elif isinstance(response, AgentChatResponse):
+        text = response.response
+    else:
+        raise InvalidInputError(
+            "prune_unused takes a Response, StreamingResponse, AgentChatResponse or "
+            f"StreamingAgentChatResponse, got {type(response).__name__}"
+        )
+    if text is None:
+        raise InvalidInputError(
+            f"this {type(response).__name__} has not been consumed: read the whole stream "
+            "first (e.g. response.get_response() or iterate response.response_gen)"
+        )
+    return _Answered(response, text, [])
+
+
+def _view(response: Any, pending: tuple[NecessityHandler, str] | None) -> _Answered:
+    streamed = None
+    if pending is not None:
+        done = pending[0].dispatcher.results.get(pending[1])
+        streamed = done.eng.answer if done is not None and done.eng is not None else None
+    view = _answered(response, streamed)
+    return dataclasses.replace(view, nodes=list(getattr(response, "source_nodes", None) or []))
+
+
 def prune_unused(
-    response: RESPONSE_TYPE,
+    response: Any,
     *,
     engine: NecessityEngine | None = None,
     keep: KeepPolicy = "minimal",
     question: str | None = None,
     timeout: float = 30.0,
-) -> Response:
+) -> Any:
     """A copy of ``response`` whose ``source_nodes`` are the ones the answer used.
 
-    Keeps the ENG's minimal sufficient set (``keep="necessary"``: only nodes some claim needs on
-    its own), in order. ``metadata["ene"]`` holds the graph and ``metadata["ene_pruning"]`` the
-    kept/dropped node ids, ``tokens_saved`` and the reason. The graph is reused from the response
-    or the installed handler when it covers the same nodes, else evaluated with ``engine``
-    (default: the shared engine). Fail-safe: if evaluation fails nothing is pruned and the
-    reason says why. A sync ``StreamingResponse`` is consumed first; for
-    ``AsyncStreamingResponse`` use :func:`aprune_unused`.
+    Takes a ``Response``, an ``AgentChatResponse``, or a consumed ``StreamingResponse`` /
+    ``StreamingAgentChatResponse`` (their copies are a ``Response`` / ``AgentChatResponse``).
+    The original is never modified. Keeps the ENG's minimal sufficient set (``keep="necessary"``:
+    only nodes some claim needs on its own), in order. The copy's ``metadata["ene"]`` holds the
+    graph and ``metadata["ene_pruning"]`` the kept/dropped node ids, ``tokens_saved`` and the
+    reason. The graph is reused from the installed handler when it covers the same nodes, else
+    evaluated with ``engine`` (default: the shared engine). Fail-safe: if evaluation fails
+    nothing is pruned and the reason says why. For ``AsyncStreamingResponse`` use
+    :func:`aprune_unused`.
     """
-    if isinstance(response, AsyncStreamingResponse):
+    if isinstance(response, AsyncStreamingResponse) and response.response_txt is None:
         raise TypeError("an AsyncStreamingResponse needs `await aprune_unused(response)`")
-    if isinstance(response, StreamingResponse):
-        response = response.get_response()
-    answer = str(response) if response.response is not None else ""
-    nodes = list(response.source_nodes)
-    eng, error = _graph(response, answer, nodes, question, engine, timeout)
-    return _pruned(response, nodes, eng, error, keep)
+    pending = _pending(response)
+    if pending is not None and _needs_stream_text(response):
+        with contextlib.suppress(Exception):
+            pending[0].result(pending[1], timeout)
+    view = _view(response, pending)
+    eng, error = _graph(response, view, pending, question, engine, timeout)
+    return _pruned(view, eng, error, keep, pending)
 
 
 async def aprune_unused(
-    response: RESPONSE_TYPE,
+    response: Any,
     *,
     engine: NecessityEngine | None = None,
     keep: KeepPolicy = "minimal",
     question: str | None = None,
     timeout: float = 30.0,
-) -> Response:
-    """:func:`prune_unused` for async code; consumes an ``AsyncStreamingResponse`` first."""
-    if isinstance(response, AsyncStreamingResponse):
-        response = await response.get_response()
-    elif isinstance(response, StreamingResponse):
-        response = await asyncio.to_thread(response.get_response)
-    answer = str(response) if response.response is not None else ""
-    nodes = list(response.source_nodes)
-    eng, error = await _agraph(response, answer, nodes, question, engine, timeout)
-    return _pruned(response, nodes, eng, error, keep)
+) -> Any:
+    """:func:`prune_unused` for async code (also takes a consumed ``AsyncStreamingResponse``)."""
+    pending = _pending(response)
+    if pending is not None and _needs_stream_text(response):
+        with contextlib.suppress(Exception):
+            await pending[0].aresult(pending[1], timeout)
+    view = _view(response, pending)
+    eng, error = await _agraph(response, view, pending, question, engine, timeout)
+    return _pruned(view, eng, error, keep, pending)
+
+
+def _needs_stream_text(response: Any) -> bool:
+    if isinstance(response, (StreamingResponse, AsyncStreamingResponse)):
+        return response.response_txt is None
+    return isinstance(response, StreamingAgentChatResponse) and not response.response
 
 
 def _pruned(
-    response: Any,
-    nodes: list[NodeWithScore],
+    view: _Answered,
     eng: EvidenceNecessityGraph | None,
     error: str | None,
     keep: KeepPolicy,
+    pending: tuple[NecessityHandler, str] | None,
 ) -> Any:
-    outcome = prune(nodes, eng, keep=keep)
-    metadata = dict(response.metadata or {})
+    outcome = prune(view.nodes, eng, keep=keep)
+    metadata = dict(getattr(view.original, "metadata", None) or {})
     metadata.pop("ene", None)  # a graph by another verifier or on other nodes does not apply
+    if pending is not None:
+        metadata["ene_request_id"] = pending[1]
     if eng is not None:
         metadata["ene"] = eng
     metadata["ene_pruning"] = {
@@ -657,7 +708,7 @@ def _pruned(
         "tokens_saved": outcome.tokens_saved,
         "reason": outcome.reason if error is None else f"{outcome.reason} ({error})",
     }
-    return dataclasses.replace(response, source_nodes=outcome.kept, metadata=metadata)
+    return view.copy(list(outcome.kept), metadata)
 
 
 def _fits(eng: Any, nodes: list[NodeWithScore], engine: NecessityEngine | None) -> bool:
@@ -672,29 +723,38 @@ def _fits(eng: Any, nodes: list[NodeWithScore], engine: NecessityEngine | None) 
 def _pending(response: Any) -> tuple[NecessityHandler, str] | None:
     """The installed handler and the request id it gave this response, if any."""
     handler = installed_handler()
-    request_id = (getattr(response, "metadata", None) or {}).get("ene_request_id")
-    return (handler, request_id) if handler and isinstance(request_id, str) else None
+    if handler is None:
+        return None
+    try:
+        return handler, handler.request_id(response)
+    except KeyError:
+        return None
+
+
+def _known(response: Any) -> Any:
+    """A graph the response already carries (``attach_metadata`` or an earlier pruning)."""
+    metadata = getattr(response, "metadata", None)
+    return metadata.get("ene") if isinstance(metadata, dict) else None
 
 
 def _graph(
     response: Any,
-    answer: str,
-    nodes: list[NodeWithScore],
+    view: _Answered,
+    pending: tuple[NecessityHandler, str] | None,
     question: str | None,
     engine: NecessityEngine | None,
     timeout: float,
 ) -> tuple[EvidenceNecessityGraph | None, str | None]:
-    """The graph on the response, else the handler's, else a fresh one; or why there is none."""
+    """The response's or the handler's graph when it fits, else a fresh one; or why none."""
     try:
-        eng = (response.metadata or {}).get("ene")
-        pending = _pending(response)
-        if not _fits(eng, nodes, engine) and pending:
+        eng = _known(response)
+        if not _fits(eng, view.nodes, engine) and pending:
             with contextlib.suppress(Exception):  # waiting on the handler is an optimisation
                 eng = pending[0].result(pending[1], timeout).eng
-        if _fits(eng, nodes, engine):
+        if _fits(eng, view.nodes, engine):
             return eng, None
-        contexts = [_context(n) for n in nodes]
-        return (engine or default_engine()).evaluate(answer, contexts, question), None
+        contexts = [_context(n) for n in view.nodes]
+        return (engine or default_engine()).evaluate(view.answer, contexts, question), None
     except Exception as exc:
         logger.warning("ENE pruning kept every node: %s", exc)
         return None, f"{type(exc).__name__}: {exc}"
@@ -702,80 +762,33 @@ def _graph(
 
 async def _agraph(
     response: Any,
-    answer: str,
-    nodes: list[NodeWithScore],
+    view: _Answered,
+    pending: tuple[NecessityHandler, str] | None,
     question: str | None,
     engine: NecessityEngine | None,
     timeout: float,
 ) -> tuple[EvidenceNecessityGraph | None, str | None]:
     try:
-        eng = (response.metadata or {}).get("ene")
-        pending = _pending(response)
-        if not _fits(eng, nodes, engine) and pending:
+        eng = _known(response)
+        if not _fits(eng, view.nodes, engine) and pending:
             with contextlib.suppress(Exception):
                 eng = (await pending[0].aresult(pending[1], timeout)).eng
-        if _fits(eng, nodes, engine):
+        if _fits(eng, view.nodes, engine):
             return eng, None
-        contexts = [_context(n) for n in nodes]
-        return await (engine or default_engine()).aevaluate(answer, contexts, question), None
+        contexts = [_context(n) for n in view.nodes]
+        return await (engine or default_engine()).aevaluate(view.answer, contexts, question), None
     except Exception as exc:
         logger.warning("ENE pruning kept every node: %s", exc)
         return None, f"{type(exc).__name__}: {exc}"
 
 
-class NecessityQueryEngine(BaseQueryEngine):
-    """Wraps any query engine so its responses carry their ENG and (by default) pruned sources.
+class _Pruning:
+    """What :class:`NecessityQueryEngine` and :class:`NecessityChatEngine` share."""
 
-    ``NecessityQueryEngine(index.as_query_engine(), prune=True)`` is a drop-in query engine:
-    ``query`` / ``aquery`` return the inner engine's response with ``source_nodes`` reduced to
-    the minimal sufficient set (see :func:`prune_unused`); streaming responses are returned at
-    once and their ``source_nodes`` / ``metadata`` are updated when the stream is exhausted.
-    With ``prune=False`` nothing is dropped; the graph is still attached. This runs on the request
-    path by design (pruning needs the graph); failures keep every node.
-    """
-
-    def __init__(
-        self,
-        query_engine: BaseQueryEngine,
-        *,
-        prune: bool = True,
-        engine: NecessityEngine | None = None,
-        keep: KeepPolicy = "minimal",
-        timeout: float = 30.0,
-    ) -> None:
-        super().__init__(callback_manager=query_engine.callback_manager)
-        self.query_engine = query_engine
-        self.prune = prune
-        self.engine = engine
-        self.keep = keep
-        self.timeout = timeout
-
-    def _get_prompt_modules(self) -> dict[str, Any]:
-        return {"query_engine": self.query_engine}
-
-    def _query(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
-        response = self.query_engine.query(query_bundle)
-        question = query_bundle.query_str
-        if isinstance(response, (StreamingResponse, AsyncStreamingResponse)):
-            return self._watch(response, question)
-        return self._finish(response, prune_unused(response, **self._options(question)))
-
-    async def _aquery(self, query_bundle: QueryBundle) -> RESPONSE_TYPE:
-        response = await self.query_engine.aquery(query_bundle)
-        question = query_bundle.query_str
-        if isinstance(response, (StreamingResponse, AsyncStreamingResponse)):
-            return self._watch(response, question)
-        return self._finish(response, await aprune_unused(response, **self._options(question)))
-
-    def _watch(self, response: Any, question: str) -> Any:
-        """Prune a streamed response in place once its stream is exhausted."""
-        if isinstance(response, StreamingResponse):
-            settle = functools.partial(self._settle, response, question=question)
-            response.response_gen = _tap(response.response_gen, settle, _noop)
-        else:
-            asettle = functools.partial(self._asettle, response, question=question)
-            response.response_gen = _atap(response.response_gen, asettle, _noop)
-        return response
+    prune: bool
+    engine: NecessityEngine | None
+    keep: KeepPolicy
+    timeout: float
 
     def _options(self, question: str) -> dict[str, Any]:
         return {
@@ -786,34 +799,145 @@ class NecessityQueryEngine(BaseQueryEngine):
         }
 
     def _finish(self, original: Any, pruned: Any) -> Any:
+        """The pruned copy, or with ``prune=False`` a copy of the original with the graph."""
         if self.prune:
             return pruned
-        metadata = dict(original.metadata or {})
-        if "ene" in pruned.metadata:
-            metadata["ene"] = pruned.metadata["ene"]
-        return dataclasses.replace(original, metadata=metadata)
-
-    def _settle(self, response: Any, text: str, question: str) -> None:
-        done = prune_unused(
-            Response(text, response.source_nodes, response.metadata), **self._options(question)
+        metadata = dict(getattr(original, "metadata", None) or {})
+        for key in ("ene", "ene_request_id"):
+            if key in pruned.metadata:
+                metadata[key] = pruned.metadata[key]
+        return _Answered(original, pruned.response, []).copy(
+            list(getattr(original, "source_nodes", None) or []), metadata
         )
-        self._apply(response, done)
 
-    async def _asettle(self, response: Any, text: str, question: str) -> None:
-        done = await aprune_unused(
-            Response(text, response.source_nodes, response.metadata), **self._options(question)
-        )
-        self._apply(response, done)
+    def _now(self, response: Any, question: str) -> Any:
+        return self._finish(response, prune_unused(response, **self._options(question)))
 
-    def _apply(self, response: Any, done: Response) -> None:
-        """Update a streamed response in place once its text exists."""
-        metadata = _metadata_of(response)
-        if metadata is not None:
-            for key in ("ene", "ene_pruning") if self.prune else ("ene",):
-                if key in done.metadata:  # type: ignore[operator]
-                    metadata[key] = done.metadata[key]  # type: ignore[index]
-        if self.prune:
-            response.source_nodes = done.source_nodes
+    async def _anow(self, response: Any, question: str) -> Any:
+        return self._finish(response, await aprune_unused(response, **self._options(question)))
+
+
+class NecessityQueryEngine(_Pruning, BaseQueryEngine):
+    """Wraps any query engine so its responses carry their ENG and (by default) pruned sources.
+
+    ``NecessityQueryEngine(index.as_query_engine(), prune=True)`` is a drop-in query engine:
+    ``query`` / ``aquery`` return a copy of the inner engine's response with ``source_nodes``
+    reduced to the minimal sufficient set (see :func:`prune_unused`). A streaming inner engine
+    is consumed first and answered with a plain ``Response``: pruning needs the whole answer.
+    With ``prune=False`` nothing is dropped; the graph is still attached to the copy. This runs
+    on the request path by design; failures keep every node. A chat engine passed here answers
+    each query with ``chat`` / ``achat`` (as a ``Response``); :class:`NecessityChatEngine` keeps
+    the chat interface.
+    """
+
+    def __init__(
+        self,
+        query_engine: BaseQueryEngine | BaseChatEngine,
+        *,
+        prune: bool = True,
+        engine: NecessityEngine | None = None,
+        keep: KeepPolicy = "minimal",
+        timeout: float = 30.0,
+    ) -> None:
+        super().__init__(callback_manager=getattr(query_engine, "callback_manager", None))
+        self.query_engine = query_engine
+        self.prune = prune
+        self.engine = engine
+        self.keep = keep
+        self.timeout = timeout
+
+    def _get_prompt_modules(self) -> dict[str, Any]:
+        return {"query_engine": self.query_engine}
+
+    def _query(self, query_bundle: QueryBundle) -> Any:
+        inner = self.query_engine
+        question = query_bundle.query_str
+        if isinstance(inner, BaseChatEngine):
+            return _as_response(self._now(inner.chat(question), question))
+        response = inner.query(query_bundle)
+        if isinstance(response, AsyncStreamingResponse):
+            raise TypeError("an async streaming query engine needs `await engine.aquery(...)`")
+        if isinstance(response, StreamingResponse):
+            response = response.get_response()  # our own call: consuming it changes nothing
+        return self._now(response, question)
+
+    async def _aquery(self, query_bundle: QueryBundle) -> Any:
+        inner = self.query_engine
+        question = query_bundle.query_str
+        if isinstance(inner, BaseChatEngine):
+            return _as_response(await self._anow(await inner.achat(question), question))
+        response = await inner.aquery(query_bundle)
+        if isinstance(response, AsyncStreamingResponse):
+            response = await response.get_response()
+        elif isinstance(response, StreamingResponse):
+            response = await asyncio.to_thread(response.get_response)
+        return await self._anow(response, question)
+
+
+def _as_response(reply: AgentChatResponse) -> Response:
+    """A chat reply as a query engine's ``Response`` (what a query engine must return)."""
+    return Response(reply.response, reply.source_nodes, reply.metadata)
+
+
+class NecessityChatEngine(_Pruning, BaseChatEngine):
+    """Wraps a chat engine: replies are copies with their ENG and (by default) pruned sources.
+
+    ``chat`` / ``achat`` return an ``AgentChatResponse`` copy (see :func:`prune_unused`);
+    ``stream_chat`` / ``astream_chat`` are answered from the full reply (pruning needs the whole
+    answer), wrapped as a finished stream. ``reset`` and ``chat_history`` are the inner engine's.
+    """
+
+    def __init__(
+        self,
+        chat_engine: BaseChatEngine,
+        *,
+        prune: bool = True,
+        engine: NecessityEngine | None = None,
+        keep: KeepPolicy = "minimal",
+        timeout: float = 30.0,
+    ) -> None:
+        self.chat_engine = chat_engine
+        self.prune = prune
+        self.engine = engine
+        self.keep = keep
+        self.timeout = timeout
+
+    def reset(self) -> None:
+        self.chat_engine.reset()
+
+    @property
+    def chat_history(self) -> list[Any]:
+        return self.chat_engine.chat_history
+
+    def chat(self, message: str, chat_history: list[Any] | None = None) -> AgentChatResponse:
+        reply = self.chat_engine.chat(message, chat_history)
+        return self._now(reply, message)  # type: ignore[no-any-return]
+
+    async def achat(self, message: str, chat_history: list[Any] | None = None) -> AgentChatResponse:
+        reply = await self.chat_engine.achat(message, chat_history)
+        return await self._anow(reply, message)  # type: ignore[no-any-return]
+
+    def stream_chat(
+        self, message: str, chat_history: list[Any] | None = None
+    ) -> StreamingAgentChatResponse:
+        return _finished_stream(self.chat(message, chat_history))
+
+    async def astream_chat(
+        self, message: str, chat_history: list[Any] | None = None
+    ) -> StreamingAgentChatResponse:
+        return _finished_stream(await self.achat(message, chat_history))
+
+
+def _finished_stream(reply: AgentChatResponse) -> StreamingAgentChatResponse:
+    stream = StreamingAgentChatResponse(
+        response=reply.response,
+        sources=reply.sources,
+        source_nodes=reply.source_nodes,
+        is_writing_to_memory=False,
+    )
+    message = ChatMessage(content=reply.response)
+    stream.chat_stream = (c for c in [ChatResponse(message=message, delta=reply.response)])
+    return stream
 
 
 def _noop(_: BaseException) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
 import re
 import threading
 from collections.abc import Iterator, Sequence
@@ -25,6 +26,7 @@ from llama_index.core.chat_engine import (
     CondenseQuestionChatEngine,
     ContextChatEngine,
 )
+from llama_index.core.chat_engine.types import AgentChatResponse
 from llama_index.core.embeddings import MockEmbedding
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.llms import CustomLLM
@@ -175,12 +177,12 @@ def test_query_attaches_the_graph_of_its_own_answer(index, handler) -> None:
     assert str(response) == DOCS[0]
     result = handler.result(response, timeout=10)
     check(result.eng, DOCS[0], TOPICS[0], response.source_nodes)
-    assert response.metadata["ene"] is result.eng
+    assert "ene" not in response.metadata and "ene_request_id" not in response.metadata
     paris = ids(response.source_nodes)[texts(response.source_nodes).index(DOCS[0])]
     assert [c.id for c in result.eng.contexts if c.used] == [paris]
     assert result.eng.claims[0].classification == "fragile"
     # the node-id keyed metadata LlamaIndex puts there is untouched
-    assert set(without_ene(response.metadata)) == set(ids(response.source_nodes))
+    assert set(response.metadata) == set(ids(response.source_nodes))
 
 
 async def test_aquery(index, handler) -> None:
@@ -199,7 +201,7 @@ def test_sync_stream_is_evaluated_when_exhausted(index, handler) -> None:
     assert "".join(tokens) == DOCS[1]
     result = handler.result(response, timeout=10)
     check(result.eng, DOCS[1], TOPICS[1], response.source_nodes)
-    assert response.metadata["ene"] is result.eng
+    assert "ene" not in (response.metadata or {})
 
 
 async def test_async_stream_is_evaluated_when_exhausted(index, handler) -> None:
@@ -209,7 +211,7 @@ async def test_async_stream_is_evaluated_when_exhausted(index, handler) -> None:
     assert text == DOCS[3]
     result = await handler.aresult(response, timeout=10)
     check(result.eng, DOCS[3], TOPICS[2], response.source_nodes)
-    assert response.metadata["ene"] is result.eng
+    assert "ene" not in (response.metadata or {})
 
 
 def test_closed_stream_records_why_and_keeps_no_state(index, handler) -> None:
@@ -219,7 +221,7 @@ def test_closed_stream_records_why_and_keeps_no_state(index, handler) -> None:
     response.response_gen.close()
     result = handler.result(response, timeout=1)
     assert result.eng is None and "closed before it finished" in result.error
-    assert len(handler._targets) == 0 and len(handler._spans) == 0 and len(handler._outer) == 0
+    assert len(handler._spans) == 0 and len(handler._outer) == 0
 
 
 async def test_cancelled_async_stream_records_why(index, handler) -> None:
@@ -229,14 +231,13 @@ async def test_cancelled_async_stream_records_why(index, handler) -> None:
     await response.response_gen.aclose()
     result = await handler.aresult(response, timeout=1)
     assert result.eng is None and "closed before it finished" in result.error
-    assert len(handler._targets) == 0
 
 
 def test_state_is_capped(index, keyword_engine) -> None:
     handler = eli.instrument(engine=keyword_engine, max_results=2)
     engine = index.as_query_engine(similarity_top_k=4, streaming=True)
     responses = [engine.query(TOPICS[0]) for _ in range(5)]  # never consumed
-    assert len(handler._targets) == 2 and len(responses) == 5
+    assert len(handler._by_object) == 2 and len(responses) == 5
     spans = eli._OpenSpans(3)
     for i in range(5):
         spans.enter(f"s{i}", eli._Span(None, False))
@@ -247,9 +248,9 @@ def test_unconsumed_streams_are_evicted_after_the_ttl(index, keyword_engine) -> 
     handler = eli.instrument(engine=keyword_engine, ttl_s=0.05)
     engine = index.as_query_engine(similarity_top_k=4, streaming=True)
     responses = [engine.query(TOPICS[0]) for _ in range(3)]
-    assert len(handler._targets) == 3
+    assert len(handler._by_object) == 3
     threading.Event().wait(0.1)
-    assert len(handler._targets) == 0 and len(handler._retrievals) == 0
+    assert len(handler._by_object) == 0 and len(handler._retrievals) == 0
     assert len(responses) == 3
 
 
@@ -269,7 +270,7 @@ def test_chat_engine_responses_carry_the_graph(index, handler, kind) -> None:
     assert reply.response == DOCS[1]
     result = handler.result(reply, timeout=10)
     check(result.eng, DOCS[1], TOPICS[1], reply.source_nodes)
-    assert reply.metadata["ene"] is result.eng
+    assert reply.metadata is None
     chat.reset()  # the mock LLM would otherwise also quote the history
     stream = chat.stream_chat(TOPICS[0])
     assert "".join(stream.response_gen) == DOCS[0]
@@ -308,13 +309,16 @@ async def test_200_concurrent_aqueries_each_get_their_own_graph(index, handler) 
     assert len({r.request_id for r in results}) == 200
     for question, response, result in zip(questions, responses, results, strict=True):
         check(result.eng, str(response), question, response.source_nodes)
-        assert response.metadata["ene"] is result.eng
+        assert "ene" not in response.metadata
 
 
 def test_inline_mode_attaches_before_returning(index, keyword_engine) -> None:
     seen: list[str] = []
     handler = eli.instrument(
-        engine=keyword_engine, mode="inline", on_result=lambda rid, eng: seen.append(rid)
+        engine=keyword_engine,
+        mode="inline",
+        attach_metadata=True,
+        on_result=lambda rid, eng: seen.append(rid),
     )
     response = index.as_query_engine(similarity_top_k=4).query(TOPICS[2])
     assert response.metadata["ene"].answer == DOCS[3]
@@ -322,10 +326,11 @@ def test_inline_mode_attaches_before_returning(index, keyword_engine) -> None:
 
 
 async def test_inline_mode_async_stream_has_the_graph_when_exhausted(index, keyword_engine) -> None:
-    eli.instrument(engine=keyword_engine, mode="inline")
+    handler = eli.instrument(engine=keyword_engine, mode="inline")
     response = await index.as_query_engine(similarity_top_k=4, streaming=True).aquery(TOPICS[1])
     assert "".join([t async for t in response.async_response_gen()]) == DOCS[1]
-    assert response.metadata["ene"].answer == DOCS[1]  # no waiting: evaluated before the end
+    done = handler.dispatcher.results.get(handler.request_id(response))
+    assert done.eng.answer == DOCS[1]  # no waiting: evaluated before the end
 
 
 def test_instrument_twice_gives_one_result_per_query(index, keyword_engine) -> None:
@@ -420,6 +425,57 @@ def test_openinference_spans_give_the_parent_and_the_retriever_refs(index, keywo
     assert sorted(d["retriever_position"] for d in documents) == [0, 1, 2, 3]
 
 
+# -- ENE never writes into what the app gets ------------------------------------------------------
+def _metadata_snapshot(response: Any) -> tuple[type, str]:
+    metadata = response.metadata
+    for _ in metadata or {}:  # iterating right after the call must never race with ENE
+        pass
+    return type(metadata), json.dumps(metadata, sort_keys=True)
+
+
+async def test_metadata_is_identical_with_and_without_ene_under_concurrency(
+    index, keyword_engine
+) -> None:
+    engine = index.as_query_engine(similarity_top_k=4)
+    questions = [TOPICS[i % 4] for i in range(40)]
+
+    async def one(question: str) -> tuple[Any, ...]:
+        response = await engine.aquery(question)
+        snapshot = _metadata_snapshot(response)  # right after the call, while ENE evaluates
+        chat = ContextChatEngine.from_defaults(index.as_retriever(similarity_top_k=4))
+        reply = await chat.achat(question)
+        return (response, snapshot, reply, reply.metadata)
+
+    async def run_all() -> list[tuple[Any, ...]]:
+        return list(await asyncio.gather(*(one(q) for q in questions)))
+
+    plain = await run_all()
+    handler = eli.instrument(engine=keyword_engine)
+    traced = await run_all()
+    for (r0, snap0, c0, m0), (r1, snap1, c1, m1) in zip(plain, traced, strict=True):
+        assert snap1 == snap0 and snap1[0] is dict
+        assert m0 is None and m1 is None  # a chat reply's None stays None
+        assert str(r1) == str(r0) and c1.response == c0.response
+    for response, snapshot, reply, _ in traced:  # after every ENG exists: still untouched
+        assert (await handler.aresult(response, timeout=30)).eng is not None
+        assert (await handler.aresult(reply, timeout=30)).eng is not None
+        assert _metadata_snapshot(response) == snapshot and reply.metadata is None
+
+
+def test_attach_metadata_is_opt_in_and_written_before_the_call_returns(index, keyword_engine):
+    seen: list[Any] = []
+    handler = eli.instrument(
+        engine=keyword_engine,
+        mode="inline",
+        attach_metadata=True,
+        on_result=lambda rid, eng: seen.append(threading.get_ident()),
+    )
+    reply = ContextChatEngine.from_defaults(index.as_retriever(similarity_top_k=4)).chat(TOPICS[0])
+    assert reply.metadata["ene"] is handler.result(reply).eng  # None became a dict: asked for
+    assert reply.metadata["ene_request_id"] == handler.request_id(reply)
+    assert seen == [threading.get_ident()]
+
+
 # -- pruning -------------------------------------------------------------------------------------
 def test_prune_unused_keeps_every_necessary_node(index, keyword_engine) -> None:
     engine = index.as_query_engine(similarity_top_k=4)
@@ -453,7 +509,7 @@ def test_prune_unused_reevaluates_with_a_different_verifier(index, handler) -> N
     assert (
         "ene" not in pruned.metadata and "OracleError" in pruned.metadata["ene_pruning"]["reason"]
     )
-    assert eli.prune_unused(response).metadata["ene"] is response.metadata["ene"]
+    assert eli.prune_unused(response).metadata["ene"] is handler.result(response).eng
 
 
 def test_prune_unused_fails_safe(index) -> None:
@@ -491,8 +547,7 @@ async def test_necessity_query_engine_async(index, keyword_engine) -> None:
 def test_necessity_query_engine_sync_stream(index, keyword_engine) -> None:
     inner = index.as_query_engine(similarity_top_k=4, streaming=True)
     response = eli.NecessityQueryEngine(inner, engine=keyword_engine).query(TOPICS[1])
-    assert len(response.source_nodes) == 4  # pruned once the answer exists
-    assert "".join(response.response_gen) == DOCS[1]
+    assert str(response) == DOCS[1]  # answered from the whole stream: pruning needs the answer
     assert texts(response.source_nodes) == [DOCS[1]]
     assert response.metadata["ene_pruning"]["dropped"]
 
@@ -500,9 +555,57 @@ def test_necessity_query_engine_sync_stream(index, keyword_engine) -> None:
 async def test_necessity_query_engine_async_stream(index, keyword_engine) -> None:
     inner = index.as_query_engine(similarity_top_k=4, streaming=True)
     response = await eli.NecessityQueryEngine(inner, engine=keyword_engine).aquery(TOPICS[0])
-    assert "".join([t async for t in response.async_response_gen()]) == DOCS[0]
+    assert str(response) == DOCS[0]
     assert texts(response.source_nodes) == [DOCS[0]]
     assert response.metadata["ene"].answer == DOCS[0]
+
+
+def test_prune_unused_copies_chat_replies_and_consumed_streams(index, handler) -> None:
+    chat = ContextChatEngine.from_defaults(index.as_retriever(similarity_top_k=4))
+    reply = chat.chat(TOPICS[1])
+    before = ids(reply.source_nodes)
+    pruned = eli.prune_unused(reply)
+    assert isinstance(pruned, AgentChatResponse) and pruned.response == DOCS[1]
+    assert texts(pruned.source_nodes) == [DOCS[1]]
+    assert pruned.metadata["ene"] is handler.result(reply).eng
+    assert ids(reply.source_nodes) == before and reply.metadata is None  # original untouched
+    chat.reset()
+    stream = chat.stream_chat(TOPICS[0])
+    assert "".join(stream.response_gen) == DOCS[0]
+    pruned = eli.prune_unused(stream)
+    assert isinstance(pruned, AgentChatResponse) and pruned.response == DOCS[0]
+    assert texts(pruned.source_nodes) == [DOCS[0]] and len(stream.source_nodes) == 4
+    response = index.as_query_engine(similarity_top_k=4, streaming=True).query(TOPICS[1])
+    assert "".join(response.response_gen) == DOCS[1]  # consumed without setting response_txt
+    pruned = eli.prune_unused(response)  # the text comes from what ENE saw streaming
+    assert str(pruned) == DOCS[1] and texts(pruned.source_nodes) == [DOCS[1]]
+    assert response.response_txt is None and len(response.source_nodes) == 4
+    eli.uninstrument()
+    unread = index.as_query_engine(similarity_top_k=4, streaming=True).query(TOPICS[1])
+    with pytest.raises(eli.InvalidInputError, match="not been consumed"):
+        eli.prune_unused(unread)
+
+
+@pytest.mark.parametrize("wrapper", ["query_engine", "chat_engine"])
+async def test_necessity_wrappers_take_chat_engines(index, keyword_engine, wrapper) -> None:
+    inner = CondensePlusContextChatEngine.from_defaults(index.as_retriever(similarity_top_k=4))
+    if wrapper == "query_engine":
+        wrapped: Any = eli.NecessityQueryEngine(inner, engine=keyword_engine)
+        reply = wrapped.query(TOPICS[1])
+        inner.reset()
+        areply = await wrapped.aquery(TOPICS[0])
+    else:
+        wrapped = eli.NecessityChatEngine(inner, engine=keyword_engine)
+        reply = wrapped.chat(TOPICS[1])
+        wrapped.reset()
+        areply = await wrapped.achat(TOPICS[0])
+        wrapped.reset()
+        stream = wrapped.stream_chat(TOPICS[0])
+        assert "".join(stream.response_gen) == DOCS[0]
+        assert texts(stream.source_nodes) == [DOCS[0]]
+    assert reply.response == DOCS[1] and texts(reply.source_nodes) == [DOCS[1]]
+    assert reply.metadata["ene_pruning"]["tokens_saved"] > 0
+    assert areply.response == DOCS[0] and texts(areply.source_nodes) == [DOCS[0]]
 
 
 # -- the real oracle path and the example -------------------------------------------------------
