@@ -11,6 +11,7 @@ import logging
 import math
 import os
 import threading
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -211,11 +212,13 @@ class NLIOracle:
                     encoded[key][i] = cut[key][j]
         ids: list[list[int]] = encoded["input_ids"]
         types: list[list[int]] | None = encoded.get("token_type_ids")
+        lengths = [len(row) for row in ids]
         parts: list[tuple[list[int], Any]] = []
         with self._lock, self._torch.inference_mode():
-            for group, length, rows in self._groups([len(row) for row in ids]):
-                self._run_group(group, length, rows, ids, types, parts)
-            # One device-to-host transfer per call: the GPU runs ahead while groups are built.
+            tokens = self._upload(ids, types)
+            for group, length, rows in self._groups(lengths):
+                self._run_group(group, length, rows, tokens, lengths, parts)
+            # One device-to-host transfer per call: the GPU runs ahead while groups are queued.
             probs = self._torch.cat([p for _, p in parts]).cpu()
         if not self._torch.isfinite(probs).all():
             raise OracleError(f"model {self.name!r} produced non-finite probabilities")
@@ -253,8 +256,8 @@ class NLIOracle:
         group: list[int],
         length: int,
         rows: int,
-        ids: list[list[int]],
-        types: list[list[int]] | None,
+        tokens: _Tokens,
+        lengths: list[int],
         parts: list[tuple[list[int], Any]],
     ) -> None:
         """Forward ``group`` in ``rows``-row passes; on out-of-memory halve the rows and retry."""
@@ -266,9 +269,11 @@ class NLIOracle:
             part = pending[:size]
             message = ""
             try:
-                out = self._forward(
-                    [ids[i] for i in part], types and [types[i] for i in part], length, size
-                )
+                out = self._forward(tokens, part, length, size)
+                self.padding["pairs"] += len(part)
+                self.padding["rows"] += size
+                self.padding["tokens"] += sum(lengths[i] for i in part)
+                self.padding["padded_tokens"] += size * length
             except self._oom_errors as exc:
                 message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 out = None  # leave the except block first: its traceback holds the tensors
@@ -299,36 +304,66 @@ class NLIOracle:
         if self.device.type == "cuda":
             self._torch.cuda.empty_cache()
 
-    def _forward(
-        self, ids: list[list[int]], types: list[list[int]] | None, length: int, rows: int
-    ) -> Any:
-        """``(len(ids), 2)`` float32 probabilities (entailment, contradiction), on the device."""
+    def _upload(self, ids: list[list[int]], types: list[list[int]] | None) -> _Tokens:
+        """Every pair's tokens, concatenated, on the device in one (pinned, non-blocking) copy."""
         torch = self._torch
-        pad = self.tokenizer.pad_token_id or 0
-        src = ids + [ids[-1]] * (rows - len(ids))  # filler rows repeat the last real row
-        fill = [length - len(row) for row in src]
-        planes = [
-            [row + [pad] * f for row, f in zip(src, fill, strict=True)],
-            [[1] * len(row) + [0] * f for row, f in zip(src, fill, strict=True)],
-        ]
+        flat, starts, lengths = array("q"), array("q"), array("q")
+        for row in ids:
+            starts.append(len(flat))
+            lengths.append(len(row))
+            flat.extend(row)
+        total = len(flat)
         if types is not None:
-            tsrc = types + [types[-1]] * (rows - len(types))
-            planes.append([row + [0] * f for row, f in zip(tsrc, fill, strict=True)])
-        host = torch.tensor(planes, dtype=torch.long)
+            for row in types:
+                flat.extend(row)
+        flat.extend(starts)
+        flat.extend(lengths)
+        on_device = self._to_device(torch.frombuffer(flat, dtype=torch.long))
+        n = len(ids)
+        end = len(flat) - 2 * n
+        return _Tokens(
+            ids=on_device[:total],
+            types=on_device[total:end] if types is not None else None,
+            starts=on_device[end : end + n],
+            lengths=on_device[end + n :],
+        )
+
+    def _to_device(self, host: Any) -> Any:
         if self.device.type == "cuda":
-            host = host.pin_memory()  # so the copy below is truly asynchronous
-        batch = host.to(self.device, non_blocking=True)
-        inputs = {"input_ids": batch[0], "attention_mask": batch[1]}
-        if types is not None:
-            inputs["token_type_ids"] = batch[2]
-        self.padding["pairs"] += len(ids)
-        self.padding["rows"] += rows
-        self.padding["tokens"] += sum(len(row) for row in ids)
-        self.padding["padded_tokens"] += rows * length
+            host = host.pin_memory()  # so that the copy is truly asynchronous
+        return host.to(self.device, non_blocking=True)
+
+    def _forward(self, tokens: _Tokens, part: list[int], length: int, rows: int) -> Any:
+        """``(len(part), 2)`` float32 probabilities (entailment, contradiction), on the device.
+
+        The ``rows x length`` inputs are gathered on the device from the uploaded tokens; filler
+        rows repeat the last real pair.
+        """
+        torch = self._torch
+        picked = self._to_device(torch.tensor(part + [part[-1]] * (rows - len(part))))
+        columns = torch.arange(length, device=self.device)
+        valid = columns < tokens.lengths[picked].unsqueeze(1)
+        where = (tokens.starts[picked].unsqueeze(1) + columns).clamp_(max=tokens.ids.numel() - 1)
+        inputs = {
+            "input_ids": torch.where(valid, tokens.ids[where], self.tokenizer.pad_token_id or 0),
+            "attention_mask": valid.long(),
+        }
+        if tokens.types is not None:
+            inputs["token_type_ids"] = torch.where(valid, tokens.types[where], 0)
         logits = self.model(**inputs).logits
-        probs = logits.float().softmax(dim=-1)[: len(ids)]
+        probs = logits.float().softmax(dim=-1)[: len(part)]
         contra = self.contra_index if self.contra_index is not None else self.entail_index
         return probs[:, [self.entail_index, contra]]
+
+
+@dataclass(frozen=True)
+class _Tokens:
+    """One ``score`` call's tokens on the device: rows concatenated, with starts and lengths."""
+
+    ids: Any
+    types: Any
+    starts: Any
+    lengths: Any
 
 
 def _resolve(model: str | Path | None) -> Path | str:
