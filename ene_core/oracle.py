@@ -108,23 +108,25 @@ class NLIOracle:
     >>> oracle = NLIOracle()                       # the embedded default verifier, offline
     >>> oracle = NLIOracle("path/to/model", device="cuda")
 
-    Batching: pairs are tokenized alone, padded to a length bucket (a multiple of 16 tokens) and
-    run in row groups of a fixed size per bucket (``min(batch_size, max_batch_tokens // length)``,
-    partial groups filled with copies), so every forward pass a pair takes part in has a shape
-    that depends only on that pair. Rows do not interact, so a pair's probabilities are bitwise
-    the same whatever else is in the batch (the determinism guarantee). ``deterministic=False``
-    trades that guarantee for less padding: length-sorted groups padded to their longest pair,
-    whose last digits can then depend on the batch neighbours.
+    Batching: pairs are tokenized alone, padded to a length bucket (a multiple of
+    ``bucket_tokens``) and run in row groups of a fixed size per bucket (``min(batch_size,
+    max_batch_tokens // length)``, partial groups filled with copies), so every forward pass a
+    pair takes part in has a shape that depends only on that pair. Rows do not interact, so a
+    pair's probabilities are bitwise the same whatever else is in the batch (the determinism
+    guarantee). ``deterministic=False`` trades that guarantee for less padding: length-sorted
+    groups padded to their longest pair, whose last digits can then depend on the neighbours.
 
     Device: ``device=``, else the ``ENE_DEVICE`` environment variable, else CUDA when available.
     On CUDA the weights run in bfloat16 (float16 without bf16 support; ``dtype=`` overrides) with
-    the softmax in float32, inputs go over in one pinned, non-blocking copy per group and the
-    results come back in one transfer per call. CUDA out of memory: the group is split in half
-    and retried, down to one row; the size that fitted is kept for the oracle's lifetime (a token
-    cap, ``oom_token_cap``, counted in ``oom_splits``), so the fixed-shape rule still holds from
-    then on, although pairs scored before and after a split may differ in their last digits. If
-    one row does not fit, the cap is left as it was and :class:`OracleOutOfMemoryError` (an
-    ``OracleError``, recorded by the engine like any oracle failure) says what to lower.
+    the softmax in float32; each call's tokens go over in one pinned, non-blocking copy, the
+    groups are padded on the device and the results come back in one transfer.
+
+    Out of memory: the group is split in half and retried, down to one row; the size that
+    fitted is kept for the oracle's lifetime (a token cap, ``oom_token_cap``, counted in
+    ``oom_splits``), so the fixed-shape rule holds from then on, although pairs scored before
+    and after a split may differ in their last digits. If one row does not fit, the cap is left
+    as it was and :class:`OracleOutOfMemoryError` (an ``OracleError``, recorded by the engine
+    like any oracle failure) says what to lower.
     """
 
     def __init__(
@@ -136,6 +138,7 @@ class NLIOracle:
         max_length: int | None = None,
         batch_size: int | None = None,
         max_batch_tokens: int | None = None,
+        bucket_tokens: int = 16,
         deterministic: bool = True,
     ) -> None:
         try:
@@ -180,6 +183,9 @@ class NLIOracle:
         # little from big batches); a GPU has idle parallelism and gets big groups.
         self.batch_size = batch_size or (64 if on_gpu else 8)
         self.max_batch_tokens = max_batch_tokens or (32768 if on_gpu else 512)
+        if bucket_tokens < 1:
+            raise InvalidInputError(f"bucket_tokens must be a positive int, got {bucket_tokens!r}")
+        self.bucket_tokens = int(bucket_tokens)
         self.deterministic = deterministic
         self.name = "ene-nli-mini" if model is None else str(model)
         self.revision = getattr(config, "_commit_hash", None) or _fingerprint(path)
@@ -234,8 +240,9 @@ class NLIOracle:
     def _groups(self, lengths: list[int]) -> list[tuple[list[int], int, int]]:
         """``(pair indices, padded length, rows)`` per forward pass.
 
-        Deterministic: length buckets of 16 tokens, a fixed row count per bucket, partial groups
-        filled. Otherwise: length-sorted groups of ``batch_size`` padded to their longest pair.
+        Deterministic: length buckets of ``bucket_tokens``, a fixed row count per bucket,
+        partial groups filled. Otherwise: length-sorted groups of ``batch_size`` padded to their
+        longest pair.
         """
         if not self.deterministic:
             order = sorted(range(len(lengths)), key=lambda i: lengths[i])
@@ -243,7 +250,7 @@ class NLIOracle:
             return [(c, max(lengths[i] for i in c), len(c)) for c in chunks]
         buckets: dict[int, list[int]] = {}
         for i, n in enumerate(lengths):
-            buckets.setdefault(min(_round_up(n, 16), self.max_length), []).append(i)
+            buckets.setdefault(min(_round_up(n, self.bucket_tokens), self.max_length), []).append(i)
         groups = []
         for length in sorted(buckets):
             rows = max(1, min(self.batch_size, self.max_batch_tokens // length))

@@ -49,8 +49,11 @@ def test_scores_are_probabilities(tiny_model_dir: str, device: str) -> None:
     assert oracle.revision and oracle.revision.startswith("sha256:")
 
 
-def test_verdicts_do_not_depend_on_batch_neighbours(tiny_model_dir: str, device: str) -> None:
-    oracle = NLIOracle(tiny_model_dir, device=device, batch_size=8)
+@pytest.mark.parametrize("bucket", [16, 48])
+def test_verdicts_do_not_depend_on_batch_neighbours(
+    tiny_model_dir: str, device: str, bucket: int
+) -> None:
+    oracle = NLIOracle(tiny_model_dir, device=device, batch_size=8, bucket_tokens=bucket)
     reference = oracle.score(PAIRS)
     rng = random.Random(7)
     for _ in range(3):
@@ -177,6 +180,8 @@ def test_dtype_names_and_aliases(tiny_model_dir: str, device: str) -> None:
         assert abs(a.entail - b.entail) < 2e-2 and abs(a.contra - b.contra) < 2e-2
     with pytest.raises(InvalidInputError, match="unknown dtype"):
         NLIOracle(tiny_model_dir, device=device, dtype="int8")
+    with pytest.raises(InvalidInputError, match="bucket_tokens"):
+        NLIOracle(tiny_model_dir, device=device, bucket_tokens=0)
 
 
 # -- out of memory: the real oracle on a model that fails above N rows ----------------------
