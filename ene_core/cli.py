@@ -249,10 +249,16 @@ def render(eng: EvidenceNecessityGraph) -> str:
         if not claim.checkable:
             lines.append(f"  [{claim.index}] ({claim.kind}, not checked) {claim.text}")
             continue
-        need = ", ".join(f"#{i}" for i in claim.necessary) or "-"
+        if claim.status == "contradicted":  # show the contradiction and who contradicts it
+            prob, edge, chunks = "p(contra)", "by", claim.contradicted_by
+            value = claim.p_contra
+        else:
+            prob, edge, chunks = "p(entail)", "needs", claim.necessary
+            value = claim.p_entail
+        where = ", ".join(f"#{i}" for i in chunks) or "-"
         lines.append(
-            f"  [{claim.index}] {claim.classification:<12} p={claim.p_entail:.2f}  "
-            f"needs {need:<10} {claim.text}"
+            f"  [{claim.index}] {claim.classification:<12} {prob}={value:.2f}  "
+            f"{edge:<5} {where:<10} {claim.text}"
         )
     for ctx in eng.contexts:
         mark = "used" if ctx.used else "UNUSED"

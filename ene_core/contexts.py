@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,20 @@ def stable_id(text: str, position: int) -> str:
     """A stable id for a chunk that has none: its position and a hash of its content."""
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return f"ctx{position}-{digest}"
+
+
+def canonical_order(contexts: Sequence[Context]) -> list[int]:
+    """Input positions sorted by content (SHA-256 of the text, then the id): the order the
+    engine works in, so permuting the input permutes the ENG's indices and nothing else.
+
+    Contexts with the same text and id are interchangeable; only they keep their input order.
+    """
+
+    def key(i: int) -> tuple[str, str, int]:
+        text = contexts[i].text.encode("utf-8", "surrogatepass")
+        return hashlib.sha256(text).hexdigest(), contexts[i].id, i
+
+    return sorted(range(len(contexts)), key=key)
 
 
 def to_context(item: Any, position: int) -> Context:

@@ -13,14 +13,14 @@ import asyncio
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
 from .batcher import MicroBatcher, Overflow
 from .claims import Segment, split_claims
-from .contexts import Context, to_contexts
+from .contexts import Context, canonical_order, to_contexts
 from .errors import InvalidInputError, OracleError
 from .graph import (
     Claim,
@@ -305,9 +305,13 @@ class NecessityEngine:
 
     # -- the plan (the semantics) -------------------------------------------------------------
     def _plan(self, request: Request, tally: _Tally) -> Plan:
+        # Everything below works on the contexts in canonical order (by content), so the
+        # premises, tie-breaks and float sums never depend on the order they were passed in;
+        # ``_graph`` maps indices back to the user's order.
+        order = canonical_order(request.contexts)
         segments = split_claims(request.answer)
-        n = len(request.contexts)
-        index = self.packer.index([c.text for c in request.contexts])
+        n = len(order)
+        index = self.packer.index([request.contexts[i].text for i in order])
         claims = [k for k, s in enumerate(segments) if s.checkable]
         everything = range(n)
 
@@ -320,16 +324,22 @@ class NecessityEngine:
         baseline = dict(zip(claims, base, strict=True))
         verdicts = {k: decide(baseline[k], self.threshold) for k in claims}
         supported = [k for k in claims if verdicts[k] == "supported"]
+        contradicted = [k for k in claims if verdicts[k] == "contradicted"]
+        # Suspects of a contradiction: the contexts that fed the premise that contradicted it.
+        suspects = {k: sorted(index.premise(segments[k].text).contexts) for k in contradicted}
 
         loo_checks = [
             check(k, (j for j in everything if j != i)) for k in supported for i in everything
         ]
-        loo = yield loo_checks if loo_checks else []
+        alone_checks = [check(k, (i,)) for k in contradicted for i in suspects[k]]
+        both = yield loo_checks + alone_checks
+        loo, alone = both[: len(loo_checks)], both[len(loo_checks) :]
         without = {k: loo[s * n : (s + 1) * n] for s, k in enumerate(supported)}
         necessary = {
             k: [i for i in everything if decide(without[k][i], self.threshold) != "supported"]
             for k in supported
         }
+        blame = yield from self._contradictors(check, n, contradicted, suspects, alone)
 
         single: dict[int, list[Scores]] = {}
         wanted = claims if self.support_matrix else []
@@ -339,8 +349,45 @@ class NecessityEngine:
 
         kept = yield from self._minimal_set(index, segments, supported, necessary, single, n)
         return self._graph(
-            request, segments, index, baseline, verdicts, without, necessary, single, kept, tally
+            request,
+            order,
+            segments,
+            baseline,
+            verdicts,
+            without,
+            necessary,
+            blame,
+            single,
+            kept,
+            tally,
         )
+
+    def _contradictors(
+        self,
+        check: Callable[[int, Iterable[int] | None], Check],
+        n: int,
+        contradicted: list[int],
+        suspects: dict[int, list[int]],
+        alone: list[Scores],
+    ) -> Generator[list[Check], list[Scores], dict[int, list[int]]]:
+        """``contradicted_by`` of each contradicted claim, among the contexts of its premise:
+        those that contradict it on their own; if none does, those whose removal lifts the
+        contradiction; if none does either, all of them (only together do they contradict)."""
+        scores = iter(alone)
+        blame = {
+            k: [i for i in suspects[k] if decide(next(scores), self.threshold) == "contradicted"]
+            for k in contradicted
+        }
+        joint = [k for k in contradicted if not blame[k]]
+        if joint:
+            checks = [check(k, (j for j in range(n) if j != i)) for k in joint for i in suspects[k]]
+            lifted = iter((yield checks))
+            for k in joint:
+                outcome = [decide(next(lifted), self.threshold) for _ in suspects[k]]
+                blame[k] = [
+                    i for i, v in zip(suspects[k], outcome, strict=True) if v != "contradicted"
+                ] or list(suspects[k])
+        return blame
 
     def _minimal_set(
         self,
@@ -398,19 +445,29 @@ class NecessityEngine:
     def _graph(
         self,
         request: Request,
+        order: list[int],
         segments: list[Segment],
-        index: EvidenceIndex,
         baseline: dict[int, Scores],
         verdicts: Mapping[int, Verdict],
         without: dict[int, list[Scores]],
         necessary: dict[int, list[int]],
+        blame: dict[int, list[int]],
         single: dict[int, list[Scores]],
         kept: list[int],
         tally: _Tally,
     ) -> EvidenceNecessityGraph:
-        n = len(request.contexts)
+        """Assemble the graph, mapping canonical context positions back to the user's."""
+        n = len(order)
+        rank = {user: r for r, user in enumerate(order)}
+
+        def to_user(positions: Iterable[int]) -> list[int]:
+            return sorted(order[r] for r in positions)
+
+        def by_user(row: Sequence[float]) -> list[float]:
+            return [row[rank[u]] for u in range(n)]
+
         claims: list[Claim] = []
-        drops = [0.0] * n
+        drops = [0.0] * n  # canonical order, so the float sum below is order-free too
         for k, seg in enumerate(segments):
             if k not in verdicts:
                 claims.append(
@@ -440,9 +497,10 @@ class NecessityEngine:
                     classification=_classify(status, necessary.get(k, [])),
                     p_entail=baseline[k].entail,
                     p_contra=baseline[k].contra,
-                    necessary=necessary.get(k, []),
-                    p_entail_without=[s.entail for s in loo] if loo is not None else None,
-                    support_row=row,
+                    necessary=to_user(necessary.get(k, [])),
+                    contradicted_by=to_user(blame.get(k, [])),
+                    p_entail_without=by_user([s.entail for s in loo]) if loo is not None else None,
+                    support_row=by_user(row) if row is not None else None,
                     uncertainty=(1.0 - sum(row) / len(row)) if row else None,
                     premise_truncated=baseline[k].truncated,
                 )
@@ -450,7 +508,7 @@ class NecessityEngine:
         total_drop = sum(drops)
         counter = getattr(self.oracle, "count_tokens", None)
         tokens = [counter(c.text) if counter else len(c.text.split()) for c in request.contexts]
-        used = set(kept)
+        used = set(to_user(kept))
         contexts = [
             ContextNode(
                 index=i,
@@ -459,8 +517,8 @@ class NecessityEngine:
                 metadata=_jsonable(c.metadata),
                 tokens=tokens[i],
                 used=i in used,
-                necessary_for=[k for k, need in necessary.items() if i in need],
-                necessity_score=drops[i] / total_drop if total_drop > 0 else 0.0,
+                necessary_for=[k for k, need in necessary.items() if rank[i] in need],
+                necessity_score=drops[rank[i]] / total_drop if total_drop > 0 else 0.0,
             )
             for i, c in enumerate(request.contexts)
         ]
@@ -470,7 +528,7 @@ class NecessityEngine:
             answer=request.answer,
             claims=claims,
             contexts=contexts,
-            minimal_sufficient_set=kept,
+            minimal_sufficient_set=to_user(kept),
             verifier=Verifier(
                 model=self.oracle.name,
                 revision=self.oracle.revision,

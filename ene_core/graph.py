@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import ENGFormatError, ENGVersionError
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1: Claim.contradicted_by (1.0 ENGs load with it empty)
 
 Status = Literal["supported", "contradicted", "unsupported"]
 Classification = Literal["unsupported", "contradicted", "fragile", "joint", "robust"]
@@ -38,6 +38,13 @@ class Claim(_Model):
     p_contra: float | None = None
     necessary: list[int] = Field(
         default_factory=list, description="Indices of contexts whose removal unsupports the claim."
+    )
+    contradicted_by: list[int] = Field(
+        default_factory=list,
+        description=(
+            "Contradicted claims: indices of the contexts that contradict it (alone, or else "
+            "those whose removal lifts the contradiction). Added in schema 1.1."
+        ),
     )
     p_entail_without: list[float] | None = Field(
         default=None, description="Entailment with each context left out (supported claims only)."

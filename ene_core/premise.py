@@ -8,6 +8,10 @@ write them in their original order: sentences of one context joined by a space, 
 separated by a newline. No overlap at all gives an empty premise, which is unsupported without a
 model call (fail-closed).
 
+The engine builds the index over its contexts in a canonical order (by content, see
+:func:`ene_core.contexts.canonical_order`), so "earlier" and "original order" never depend on
+the order the user passed the contexts in.
+
 Leaving context ``i`` out re-ranks without ``i``'s sentences. When none of them were in the
 premise, the premise is unchanged and the engine reuses the verdict instead of calling the model.
 """
@@ -256,7 +260,7 @@ class EvidenceIndex:
             for s in self.sentences:
                 length = sum(s.terms.values())
                 score = 0.0
-                for term in query & s.terms.keys():
+                for term in sorted(query & s.terms.keys()):  # a fixed float sum order
                     tf = s.terms[term]
                     norm = tf + k1 * (1 - b + b * length / self._avg_len)
                     score += self._idf[term] * tf * (k1 + 1) / norm

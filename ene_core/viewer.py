@@ -147,6 +147,10 @@ def _chunk_state(ctx: ContextNode) -> str:
 def _claim_title(claim: Claim) -> str:
     if not claim.checkable:
         return f"claim {claim.index + 1}: {claim.kind}, not checked"
+    if claim.status == "contradicted":
+        by = ", ".join(f"#{i + 1}" for i in claim.contradicted_by) or "-"
+        p = f"{claim.p_contra:.2f}" if claim.p_contra is not None else "-"
+        return f"claim {claim.index + 1}: contradicted, p(contra)={p}, by {by}"
     need = ", ".join(f"#{i + 1}" for i in claim.necessary) or "no single chunk"
     p = f"{claim.p_entail:.2f}" if claim.p_entail is not None else "-"
     return f"claim {claim.index + 1}: {claim.classification}, p(entail)={p}, needs {need}"

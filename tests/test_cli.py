@@ -65,7 +65,7 @@ def test_eval_on_error_fail_and_record(tmp_path: Path) -> None:
     main(["eval", str(src), "-o", str(out), "--oracle", "keyword", "--on-error", "record"])
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     assert lines[1] == {"line": 2, "error": "line 2: each line must be a JSON object"}
-    assert lines[0]["schema_version"] == "1.0"
+    assert lines[0]["schema_version"] == "1.1"
 
 
 def test_evaluate_prints_readable_and_json(capsys: pytest.CaptureFixture[str]) -> None:

@@ -111,7 +111,7 @@ def check_evaluator(span: dict[str, Any], framework: str, texts: list[str]) -> N
     a = span["attributes"]
     assert span["span_kind"] == "EVALUATOR"
     assert a["ene.framework"] == framework and a["ene.status"] == "ok"
-    assert a["ene.schema_version"] == "1.0"
+    assert a["ene.schema_version"] == "1.1"
     assert a["ene.placement"] == "child"
     assert a["ene.contexts.total"] == len(texts)
     assert a["ene.contexts.used"] + a["ene.contexts.unused"] == len(texts)

@@ -1,0 +1,132 @@
+"""``Claim.contradicted_by``, the ENG 1.1 schema (1.0 still loads) and how the CLI shows it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ene_core import EvidenceNecessityGraph, NecessityEngine
+from ene_core.cli import main, render
+from ene_core.graph import SCHEMA_VERSION
+from ene_core.premise import PremisePacker
+from ene_core.testing import KeywordOracle
+from ene_core.viewer import render_html
+
+FIXTURE_1_0 = Path(__file__).parent / "data" / "eng_1_0.json"
+
+
+def ctx(*texts: str) -> list[dict[str, str]]:
+    return [{"id": f"c{i}", "text": t} for i, t in enumerate(texts)]
+
+
+def test_single_chunk_contradiction_is_named(keyword_engine: NecessityEngine) -> None:
+    eng = keyword_engine.evaluate(
+        "The tower is 500 metres tall. Bananas are yellow.",
+        ctx(
+            "Paris is the capital of France.",
+            "The tower is 330 metres tall.",
+            "Bananas are yellow.",
+        ),
+    )
+    tower, bananas = eng.claims
+    assert tower.status == "contradicted" and tower.contradicted_by == [1]
+    assert tower.necessary == []
+    assert bananas.status == "supported" and bananas.contradicted_by == []
+
+
+def test_every_chunk_that_contradicts_alone_is_named(keyword_engine: NecessityEngine) -> None:
+    eng = keyword_engine.evaluate(
+        "The tower is 500 metres tall.",
+        ctx(
+            "The tower is 330 metres tall.", "Bananas are yellow.", "The tower is 324 metres tall."
+        ),
+    )
+    assert eng.claims[0].contradicted_by == [0, 2]
+
+
+def test_joint_contradiction_falls_back_to_leave_one_out(keyword_engine: NecessityEngine) -> None:
+    # Neither chunk contradicts alone (each misses a word); together only the number is off,
+    # and removing either lifts the contradiction: both are named.
+    eng = keyword_engine.evaluate("Alpha beta 7.", ctx("Alpha 5.", "Beta.", "Gamma."))
+    claim = eng.claims[0]
+    assert claim.status == "contradicted" and claim.contradicted_by == [0, 1]
+
+
+def test_contradiction_that_survives_every_removal_names_its_premise() -> None:
+    # Two alternative pairs contradict: no chunk alone, and no single removal lifts it.
+    engine = NecessityEngine(KeywordOracle(), packer=PremisePacker(top_k=4))
+    eng = engine.evaluate(
+        "Alpha beta 7.", ctx("Alpha 5.", "Alpha 6.", "Beta.", "Beta gamma.", "Delta.")
+    )
+    assert eng.claims[0].status == "contradicted"
+    assert eng.claims[0].contradicted_by == [0, 1, 2, 3]
+
+
+def test_blame_costs_at_most_top_k_checks_per_contradicted_claim() -> None:
+    contexts = ctx(
+        *[f"Filler number {i} about towers." for i in range(8)], "The tower is 330 metres tall."
+    )
+    plain = NecessityEngine(KeywordOracle()).evaluate("Bananas are yellow.", contexts)
+    contra = NecessityEngine(KeywordOracle()).evaluate("The tower is 500 metres tall.", contexts)
+    assert contra.claims[0].contradicted_by == [8]
+    top_k = PremisePacker().top_k
+    # baseline only (+ at most top_k single-chunk checks); no leave-one-out over all 9 chunks
+    assert plain.stats.oracle_checks == 1
+    assert 1 < contra.stats.oracle_checks <= 1 + top_k
+
+
+def test_stored_1_0_eng_still_loads() -> None:
+    text = FIXTURE_1_0.read_text()
+    assert '"contradicted_by"' not in text  # written before the field existed
+    eng = EvidenceNecessityGraph.from_json(text)
+    assert eng.schema_version == "1.0"
+    contradicted = [c for c in eng.claims if c.status == "contradicted"]
+    assert len(contradicted) == 1 and contradicted[0].contradicted_by == []
+    assert EvidenceNecessityGraph.from_json(eng.to_json()) == eng
+    assert "p(contra)=" in render(eng)
+
+
+def test_new_engs_are_1_1_and_round_trip(keyword_engine: NecessityEngine) -> None:
+    assert SCHEMA_VERSION == "1.1"
+    eng = keyword_engine.evaluate(
+        "The tower is 500 metres tall.", ["The tower is 330 metres tall."]
+    )
+    data = json.loads(eng.to_json())
+    assert data["schema_version"] == "1.1" and data["claims"][0]["contradicted_by"] == [0]
+    assert EvidenceNecessityGraph.from_json(eng.to_json()) == eng
+    schema = EvidenceNecessityGraph.json_schema()
+    assert "contradicted_by" in schema["$defs"]["Claim"]["properties"]
+    assert schema["$id"].endswith("eng-1.1.json")
+
+
+def test_cli_labels_the_probability_it_shows(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        [
+            "evaluate",
+            "--oracle",
+            "keyword",
+            "--answer",
+            "The tower is 330 metres tall. The tower is 500 metres tall.",
+            "--context",
+            "Bananas are yellow.",
+            "--context",
+            "The tower is 330 metres tall.",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    supported, contradicted = out.splitlines()[1:3]
+    assert "fragile" in supported and "p(entail)=0.95" in supported and "needs #1" in supported
+    # the keyword oracle's contradiction probability is 0.90 (its entailment is 0.03)
+    assert "contradicted" in contradicted and "p(contra)=0.90" in contradicted
+    assert "by    #1" in contradicted and "p(entail)" not in contradicted
+
+
+def test_viewer_titles_name_the_contradicting_chunk(keyword_engine: NecessityEngine) -> None:
+    eng = keyword_engine.evaluate(
+        "The tower is 500 metres tall.", ["x y.", "The tower is 330 metres tall."]
+    )
+    html = render_html([eng])
+    assert "claim 1: contradicted, p(contra)=0.90, by #2" in html
