@@ -52,6 +52,7 @@ from collections.abc import (
 )
 from typing import Any, NamedTuple
 
+from llama_index.core.agent.workflow import AgentWorkflow, BaseWorkflowAgent, ToolCallResult
 from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse
 from llama_index.core.base.response.schema import (
@@ -67,23 +68,37 @@ from llama_index.core.chat_engine.types import (
 from llama_index.core.instrumentation import Dispatcher, get_dispatcher
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
+from llama_index.core.instrumentation.events.llm import (
+    LLMChatEndEvent,
+    LLMChatStartEvent,
+    LLMCompletionEndEvent,
+    LLMCompletionStartEvent,
+)
 from llama_index.core.instrumentation.events.retrieval import RetrievalEndEvent
 from llama_index.core.instrumentation.events.synthesis import SynthesizeEndEvent
 from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
+from llama_index.core.llms.llm import BaseLLM
+from llama_index.core.response_synthesizers import BaseSynthesizer
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from ene_core import (
     EvidenceNecessityGraph,
     ExpiringDict,
+    IncompleteRequestError,
     InvalidInputError,
+    Message,
     NecessityDispatcher,
     NecessityEngine,
     NecessityResult,
+    RunRecorder,
     default_engine,
+    dispatch_decision,
     prune,
 )
+from ene_core.contexts import stable_id
 from ene_core.pruning import KeepPolicy
 from ene_core.results import Mode
+from ene_core.runs import normalise
 
 __all__ = [
     "NecessityChatEngine",
@@ -98,16 +113,19 @@ __all__ = [
 
 logger = logging.getLogger("ene.llama_index")
 _ENGINES = (BaseQueryEngine, BaseChatEngine)
+_AGENTS = (BaseWorkflowAgent, AgentWorkflow)
 _MAX_DEPTH = 256  # span-tree walks stop here (cycles cannot happen; this bounds bad data)
+_ROLES = {"function": "tool", "chatbot": "assistant", "model": "assistant", "developer": "system"}
 
 
 class _Span(NamedTuple):
     parent: str | None
     engine: bool  # the span is a query or chat engine call, whose result gets the ENG too
+    message: str | None = None  # a chat engine call's user message
 
 
 class _OpenSpans:
-    """The open spans of the process: id -> (parent, engine flag), written on every span.
+    """Bounded span id -> value map, written on every span.
 
     Owner: the handler. Bound: ``max_size``; beyond it the oldest entries are forgotten (a span
     that never exits is dropped, never kept). Evicted: on span exit or drop. A plain dict (its
@@ -116,10 +134,10 @@ class _OpenSpans:
 
     def __init__(self, max_size: int) -> None:
         self.max_size = max_size
-        self._open: dict[str, _Span] = {}
+        self._open: dict[str, Any] = {}
         self._lock = threading.Lock()
 
-    def enter(self, span_id: str, span: _Span) -> None:
+    def enter(self, span_id: str, span: Any) -> None:
         self._open[span_id] = span
         if len(self._open) > self.max_size:
             with self._lock:
@@ -129,23 +147,37 @@ class _OpenSpans:
                     except (KeyError, RuntimeError, StopIteration):  # raced with another thread
                         break
 
-    def exit(self, span_id: str) -> _Span | None:
+    def exit(self, span_id: str) -> Any:
         return self._open.pop(span_id, None)
 
-    def get(self, span_id: str) -> _Span | None:
+    def get(self, span_id: str) -> Any:
         return self._open.get(span_id)
 
     def __len__(self) -> int:
         return len(self._open)
 
 
-class NecessityHandler:
-    """Evaluates every synthesized answer; results by request id, response or callback.
+@dataclasses.dataclass
+class _Unit:
+    """One answer being produced: a synthesis, a combining ``get_response``, or an agent run."""
 
-    Use :func:`instrument` rather than constructing one; the options are the ones of
+    request_id: str
+    root: str  # the outermost span: links to inner answers are looked up within it
+    kind: str  # "synthesis" | "combine" | "agent"
+    question: str | None
+    contexts: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    recorder: RunRecorder | None = None  # agents: tool outputs and model calls
+    llm_spans: list[str] = dataclasses.field(default_factory=list)
+
+
+class NecessityHandler:
+    """Evaluates every answer: syntheses, combined answers and agent runs.
+
+    Results by request id, by the object the app got, or by callback. Use :func:`instrument`
+    rather than constructing one; the options are the ones of
     :class:`~ene_core.results.NecessityDispatcher` (``mode="inline"`` evaluates before the
     answer is returned, blocking the calling thread - for ``aquery`` the event loop - for at most
-    ``inline_timeout_s``; streams are evaluated when exhausted).
+    ``inline_timeout_s``; streams are evaluated when exhausted), plus ``attach_metadata``.
     """
 
     def __init__(
@@ -174,18 +206,26 @@ class NecessityHandler:
         )
         self.attach_metadata = attach_metadata
         self._spans = _OpenSpans(max_open_spans)
-        # Engine span id -> request id, so the engine call's own result gets the keys on exit.
+        # Span id -> the unit (request id) it works for; LLM spans stay until their unit ends,
+        # because a streamed LLM call reports its end after its span exited.
+        self._owners = _OpenSpans(max_open_spans)
+        # Unit span id -> unit, while it is being produced. Evicted: when it ends, or ttl.
+        self._units: ExpiringDict[str, _Unit] = ExpiringDict(ttl_s=ttl_s, max_size=max_results)
+        # Engine span id -> request id, so the engine call's own result is found by identity.
         self._outer: ExpiringDict[str, str] = ExpiringDict(ttl_s=ttl_s, max_size=max_results)
+        # Root span id -> normalised answer -> request id: inner answers, for links.
+        self._answers: ExpiringDict[str, dict[str, str]] = ExpiringDict(
+            ttl_s=ttl_s, max_size=max_results
+        )
         # Root span id -> node id -> (retriever span id, position, OTel span context).
         self._retrievals: ExpiringDict[str, dict[str, tuple[str, int, Any]]] = ExpiringDict(
             ttl_s=ttl_s, max_size=max_results
         )
-        # id(response) -> (weak ref, request id): results by the object the app got, which ENE
+        # id(object) -> (weak ref, request id): results by the object the app got, which ENE
         # never writes into (unless attach_metadata). Evicted: ttl or size.
         self._by_object: ExpiringDict[int, tuple[weakref.ref[Any], str]] = ExpiringDict(
             ttl_s=ttl_s, max_size=max_results
         )
-        self._lock = threading.Lock()
         self.event_handler = _EventTap(owner=self)
         self.span_handler = _SpanTap(owner=self)
 
@@ -203,7 +243,12 @@ class NecessityHandler:
         return await self.dispatcher.aresult(self.request_id(key), timeout)
 
     def request_id(self, key: Any) -> str:
-        """The request id of a response this handler saw (a ``str`` is returned as is)."""
+        """The request id of an object this handler saw (a ``str`` is returned as is).
+
+        Objects: what a query / chat engine call or an agent run returned (``Response``,
+        ``AgentChatResponse``, streaming ones, ``AgentOutput``), a synthesizer's response, or a
+        copy made by :func:`prune_unused`.
+        """
         if isinstance(key, str):
             return key
         with contextlib.suppress(TypeError):
@@ -214,6 +259,22 @@ class NecessityHandler:
         if isinstance(metadata, dict) and isinstance(metadata.get("ene_request_id"), str):
             return metadata["ene_request_id"]
         raise KeyError(f"no ENE request id for this {type(key).__name__}: was it instrumented?")
+
+    def linked(self, key: Any) -> dict[str, NecessityResult]:
+        """The finished results of the inner requests whose answers this result's contexts are.
+
+        E.g. for an agent's answer, the ENGs of the query engine tools it read; for a
+        sub-question engine's answer, one per sub-question. Keys are the context ids.
+        """
+        done = self.dispatcher.results.get(self.request_id(key))
+        eng = done.eng if done is not None else None
+        out: dict[str, NecessityResult] = {}
+        for context in eng.contexts if eng is not None else []:
+            source = context.metadata.get("ene_source")
+            inner = self.dispatcher.results.get(source) if isinstance(source, str) else None
+            if inner is not None:
+                out[context.id] = inner
+        return out
 
     # -- installation -----------------------------------------------------------------------------
     def attach(self, dispatcher: Dispatcher | None = None) -> None:
@@ -230,19 +291,56 @@ class NecessityHandler:
         target.span_handlers[:] = [h for h in target.span_handlers if h is not self.span_handler]
 
     # -- spans ------------------------------------------------------------------------------------
-    def _span_enter(self, id_: str, parent: str | None, instance: Any) -> None:
-        self._spans.enter(id_, _Span(parent, isinstance(instance, _ENGINES)))
+    def _span_enter(self, id_: str, parent: str | None, instance: Any, bound_args: Any) -> None:
+        engine = isinstance(instance, _ENGINES)
+        args = getattr(bound_args, "arguments", None) or {}
+        message = args.get("message") if isinstance(instance, BaseChatEngine) else None
+        self._spans.enter(id_, _Span(parent, engine, message if isinstance(message, str) else None))
+        owner = self._owners.get(parent) if parent else None
+        if isinstance(instance, BaseSynthesizer) and ("nodes" in args or "text_chunks" in args):
+            if "nodes" in args:  # synthesize: the nodes it was given are what it saw
+                owner = id_
+                self._owners.enter(id_, owner)  # first: its get_response calls are never combines
+                contexts = [_context(n) for n in args["nodes"] or []]
+                self._start(id_, "synthesis", _query_text(args.get("query")), contexts)
+            elif owner is None or self._unit_kind(owner) == "agent":
+                # get_response outside a synthesis: a router combining its engines' answers
+                chunks = [c for c in args["text_chunks"] or [] if isinstance(c, str)]
+                contexts = [{"id": stable_id(c, i), "text": c} for i, c in enumerate(chunks)]
+                self._start(id_, "combine", _query_text(args.get("query_str")), contexts)
+                owner = id_
+        elif isinstance(instance, _AGENTS) and "start_event" in args:
+            self._start(id_, "agent", _user_message(args["start_event"]), [])
+            owner = id_
+        if owner is not None:
+            self._owners.enter(id_, owner)
+            if isinstance(instance, BaseLLM):
+                unit = self._units.get(owner)
+                if unit is not None and unit.kind == "agent":
+                    unit.llm_spans.append(id_)
 
-    def _span_end(self, id_: str, result: Any) -> None:
+    def _span_end(self, id_: str, result: Any, error: BaseException | None = None) -> None:
         span = self._spans.exit(id_)
+        owner = self._owners.get(id_)
+        if owner is not None and owner != id_ and isinstance(result, ToolCallResult):
+            self._tool_result(owner, result)
+        if owner == id_:
+            self._finish_unit(id_, result, error, span.parent if span is not None else None)
+        if owner is not None and id_ not in self._owners_late(owner):
+            self._owners.exit(id_)
         if span is None:
             return
         if span.parent is None:
             self._retrievals.pop(id_)
+            self._answers.pop(id_)
         if span.engine:
             request_id = self._outer.pop(id_)
             if request_id is not None and result is not None:
                 self._track(request_id, result, returned=True)
+
+    def _owners_late(self, owner: str) -> list[str]:
+        unit = self._units.get(owner)
+        return unit.llm_spans if unit is not None else []
 
     def _ancestors(self, span_id: str | None) -> Iterator[tuple[str, _Span]]:
         for _ in range(_MAX_DEPTH):
@@ -252,12 +350,136 @@ class NecessityHandler:
             yield span_id, span  # type: ignore[misc]
             span_id = span.parent
 
+    def _unit_kind(self, span_id: str) -> str | None:
+        unit = self._units.get(span_id)
+        return unit.kind if unit is not None else None
+
+    # -- units: what each answer saw ---------------------------------------------------------------
+    def _start(self, id_: str, kind: str, question: str | None, contexts: list[Any]) -> None:
+        chain = list(self._ancestors(id_))
+        root = chain[-1][0] if chain else id_
+        chats = [s.message for _, s in chain if s.message is not None]
+        if chats and kind != "agent":
+            question = chats[-1]  # the user's message, not a condensed or rewritten query
+        recorder = RunRecorder() if kind == "agent" else None
+        if recorder is not None:
+            recorder.root_input(question or "")
+        self._units.put(id_, _Unit(id_, root, kind, question, contexts, recorder))
+
+    def _tool_result(self, owner: str, result: Any) -> None:
+        unit = self._units.get(owner)
+        if unit is None or unit.recorder is None:
+            return
+        output = result.tool_output
+        text = str(output.content)
+        context: dict[str, Any] = {
+            "id": result.tool_id or stable_id(text, len(unit.contexts)),
+            "text": text,
+            "metadata": {"tool": result.tool_name},
+        }
+        with contextlib.suppress(KeyError):  # a query engine tool: its answer has its own ENG
+            context["metadata"]["ene_source"] = self.request_id(output.raw_output)
+        unit.contexts.append(context)
+        unit.recorder.documents([context], origin=result.tool_name)
+
+    def _model_start(self, span_id: str | None, inputs: Any) -> None:
+        unit = self._agent_of(span_id)
+        if unit is not None and unit.recorder is not None:
+            unit.recorder.model_start(span_id, inputs)  # type: ignore[arg-type]
+
+    def _model_end(self, span_id: str | None, text: str | None) -> None:
+        unit = self._agent_of(span_id)
+        if unit is not None and unit.recorder is not None:
+            unit.recorder.model_end(span_id, text)  # type: ignore[arg-type]
+
+    def _agent_of(self, span_id: str | None) -> _Unit | None:
+        owner = self._owners.get(span_id) if span_id else None
+        unit = self._units.get(owner) if owner else None
+        return unit if unit is not None and unit.kind == "agent" else None
+
+    def _finish_unit(
+        self, id_: str, result: Any, error: BaseException | None, parent: str | None
+    ) -> None:
+        """A combining ``get_response`` or an agent run ended (syntheses end on their event)."""
+        unit = self._units.pop(id_)
+        if unit is None:
+            return
+        if unit.kind == "synthesis":  # its SynthesizeEndEvent (before the exit) never came
+            if error is not None:
+                self.dispatcher.record_error(id_, error)
+            return
+        for span_id, span in self._ancestors(parent):
+            if span.engine:  # the engine call returns this answer (e.g. a router's combination)
+                self._outer.put(span_id, id_)
+        for span_id in unit.llm_spans:
+            self._owners.exit(span_id)
+        trace = _llama_span_context(id_) or _current_span_context()
+        metadata = {"framework": "llama_index", "kind": unit.kind, "root_span_id": unit.root}
+        if error is not None:
+            self.dispatcher.record_error(id_, error, trace=trace, metadata=metadata)
+            return
+        answer = result
+        if unit.kind == "agent":
+            answer = getattr(result, "result", result)  # the StopEvent's result: what run() gives
+            self._track(id_, answer)
+            answer = _agent_answer(answer)
+        if not isinstance(answer, str):  # e.g. a streamed combination: not evaluated
+            reason = f"the {unit.kind} returned {type(answer).__name__}, not text"
+            self.dispatcher.record_skipped(id_, reason, trace=trace, metadata=metadata)
+            return
+        self._evaluate(unit, answer, trace, metadata)
+
+    def _evaluate(self, unit: _Unit, answer: str, trace: Any, metadata: dict[str, Any]) -> None:
+        """Decide with the run model and dispatch; remember the answer for outer links."""
+        contexts = self._link(unit, answer)
+        recorder = unit.recorder
+        if recorder is None:  # a synthesis saw exactly its nodes: they are the context
+            recorder = RunRecorder()
+            recorder.root_input(unit.question or "")
+            recorder.documents(contexts, origin=unit.request_id, tagged=True)
+        decision = recorder.decide(answer)
+        if unit.recorder is not None and decision.ok:
+            metadata["tools"] = ",".join(sorted({c["metadata"]["tool"] for c in decision.contexts}))
+        sources = [c.get("metadata", {}).get("ene_source") for c in decision.contexts]
+        if any(sources):
+            metadata["linked_request_ids"] = ",".join(s for s in sources if s)
+        if answer.strip():
+            self._answers.setdefault(unit.root, dict)[normalise(answer)] = unit.request_id
+        dispatch_decision(
+            self.dispatcher, unit.request_id, decision, trace=trace, metadata=metadata
+        )
+
+    def _link(self, unit: _Unit, answer: str) -> list[dict[str, Any]]:
+        """Name, in each context, the inner request whose answer it carries (``ene_source``)."""
+        inner = {a: r for a, r in self._answers.get(unit.root, {}).items() if a and r}
+        if not inner:
+            return unit.contexts
+        out = []
+        for context in unit.contexts:
+            meta = context.get("metadata") or {}
+            if "ene_source" not in meta:
+                text = f" {normalise(context['text'])} "
+                found = [r for a, r in inner.items() if f" {a} " in text]
+                if found:
+                    context = {**context, "metadata": {**meta, "ene_source": found[-1]}}
+            out.append(context)
+        return out
+
     # -- events -----------------------------------------------------------------------------------
     def _on_event(self, event: BaseEvent) -> None:
         if isinstance(event, SynthesizeEndEvent):
             self._synthesized(event)
         elif isinstance(event, RetrievalEndEvent):
             self._retrieved(event)
+        elif isinstance(event, LLMChatStartEvent):
+            self._model_start(event.span_id, [_message(m) for m in event.messages])
+        elif isinstance(event, LLMChatEndEvent):
+            message = event.response.message if event.response is not None else None
+            self._model_end(event.span_id, message.content if message is not None else None)
+        elif isinstance(event, LLMCompletionStartEvent):
+            self._model_start(event.span_id, event.prompt)
+        elif isinstance(event, LLMCompletionEndEvent):
+            self._model_end(event.span_id, event.response.text)
 
     def _retrieved(self, event: RetrievalEndEvent) -> None:
         chain = list(self._ancestors(event.span_id))
@@ -272,22 +494,26 @@ class NecessityHandler:
         try:
             response = event.response
             self._track(request_id, response)
-            question = event.query if isinstance(event.query, str) else event.query.query_str
-            nodes = list(response.source_nodes or [])
-            contexts = [_context(n) for n in nodes]
+            unit = self._units.pop(request_id) if event.span_id else None
             chain = list(self._ancestors(event.span_id))
+            if unit is None:  # no span enter seen: fall back to the response's nodes
+                question = _query_text(event.query)
+                nodes = [_context(n) for n in response.source_nodes or []]
+                root = chain[-1][0] if chain else request_id
+                unit = _Unit(request_id, root, "synthesis", question, nodes)
             for span_id, span in chain:
                 if span.engine:
                     self._outer.put(span_id, request_id)
-            found = self._retrievals.get(chain[-1][0], {}) if chain else {}
+            found = self._retrievals.get(unit.root, {})
             trace = _llama_span_context(event.span_id) or _current_span_context()
             metadata = {
                 "framework": "llama_index",
+                "kind": "synthesis",
                 "synthesize_span_id": event.span_id,
-                "root_span_id": chain[-1][0] if chain else None,
-                "documents": [_document(n, i, found) for i, n in enumerate(nodes)],
+                "root_span_id": unit.root,
+                "documents": [_document(c["id"], i, found) for i, c in enumerate(unit.contexts)],
             }
-            job = _Job(self.dispatcher, request_id, contexts, question, trace, metadata)
+            job = _Job(self, unit, trace, metadata)
             if isinstance(response, StreamingResponse):
                 response.response_gen = _tap(response.response_gen, job.run, job.abandon)
             elif isinstance(response, AsyncStreamingResponse):
@@ -330,36 +556,29 @@ class NecessityHandler:
 
 @dataclasses.dataclass(frozen=True)
 class _Job:
-    """One request waiting for its answer text: dispatches once, or records why it did not."""
+    """One synthesis waiting for its answer text: dispatches once, or records why it did not."""
 
-    dispatcher: NecessityDispatcher
-    request_id: str
-    contexts: list[dict[str, Any]]
-    question: str | None
+    handler: NecessityHandler
+    unit: _Unit
     trace: Any
     metadata: dict[str, Any]
 
     def run(self, answer: str) -> None:
-        self.dispatcher.dispatch(
-            self.request_id,
-            answer,
-            self.contexts,
-            self.question,
-            trace=self.trace,
-            metadata=self.metadata,
-        )
+        self.handler._evaluate(self.unit, answer, self.trace, self.metadata)
 
     async def arun(self, answer: str) -> None:
         await asyncio.to_thread(self.run, answer)
 
     def abandon(self, error: BaseException) -> None:
         reason = (
-            RuntimeError("the stream was closed before it finished; nothing was evaluated")
+            IncompleteRequestError(
+                "the stream was closed before it finished; nothing was evaluated"
+            )
             if isinstance(error, (GeneratorExit, asyncio.CancelledError))
             else error
         )
-        self.dispatcher.record_error(
-            self.request_id, reason, trace=self.trace, metadata=self.metadata
+        self.handler.dispatcher.record_error(
+            self.unit.request_id, reason, trace=self.trace, metadata=self.metadata
         )
 
 
@@ -424,17 +643,53 @@ def _context(node: NodeWithScore) -> dict[str, Any]:
 
 
 def _document(
-    node: NodeWithScore, position: int, found: dict[str, tuple[str, int, Any]]
+    node_id: str, position: int, found: dict[str, tuple[str, int, Any]]
 ) -> dict[str, Any]:
-    retriever = found.get(node.node.node_id)
+    retriever = found.get(node_id)
     return {
-        "node_id": node.node.node_id,
+        "node_id": node_id,
         "position": position,
-        "score": node.score,
         "retriever_span_id": retriever[0] if retriever else None,
         "retriever_position": retriever[1] if retriever else None,
         "retriever_trace": retriever[2] if retriever else None,
     }
+
+
+def _query_text(query: Any) -> str | None:
+    if isinstance(query, str):
+        return query
+    text = getattr(query, "query_str", None)
+    return text if isinstance(text, str) else None
+
+
+def _message(message: Any) -> Message:
+    """A LlamaIndex ``ChatMessage`` as the run model's :class:`~ene_core.Message`."""
+    role = str(getattr(message.role, "value", message.role))
+    calls = (getattr(message, "additional_kwargs", None) or {}).get("tool_calls") or []
+    text = message.content if isinstance(message.content, str) else ""
+    return Message(_ROLES.get(role, role), text, tool_calls=len(calls))
+
+
+def _user_message(start_event: Any) -> str | None:
+    """The user's message of an agent run: ``user_msg``, else the history's last user turn."""
+    getter = getattr(start_event, "get", None)
+    if getter is None:
+        return None
+    user_msg = getter("user_msg")
+    if isinstance(user_msg, str):
+        return user_msg
+    if user_msg is not None:
+        return _message(user_msg).text or None
+    history = [_message(m) for m in getter("chat_history") or []]
+    users = [m.text for m in history if m.role == "user" and m.text]
+    return users[-1] if users else None
+
+
+def _agent_answer(output: Any) -> Any:
+    """The text an agent run gave the app (``AgentOutput.response``), else the output as is."""
+    message = getattr(output, "response", None)
+    content = getattr(message, "content", None)
+    return content if isinstance(content, str) else output
 
 
 def _llama_span_context(span_id: str | None) -> Any:
@@ -510,7 +765,7 @@ class _SpanTap(BaseSpanHandler[Any]):
         **kwargs: Any,
     ) -> None:
         try:
-            self.owner._span_enter(id_, parent_id, instance)
+            self.owner._span_enter(id_, parent_id, instance, bound_args)
         except Exception:
             logger.exception("ENE span handler failed")
 
@@ -526,7 +781,7 @@ class _SpanTap(BaseSpanHandler[Any]):
         self, id_: str, bound_args: Any, instance: Any = None, err: Any = None, **kwargs: Any
     ) -> None:
         try:
-            self.owner._span_end(id_, None)
+            self.owner._span_end(id_, None, err if isinstance(err, BaseException) else None)
         except Exception:
             logger.exception("ENE span handler failed")
 

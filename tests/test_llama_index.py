@@ -384,7 +384,8 @@ def test_a_handler_bug_is_recorded_not_raised(index, handler, monkeypatch) -> No
     monkeypatch.setattr(eli, "_context", broken)
     response = index.as_query_engine(similarity_top_k=4).query(TOPICS[0])
     assert str(response) == DOCS[0]
-    assert "cannot read this node" in handler.result(response, timeout=1).error
+    result = handler.result(response, timeout=1)
+    assert "cannot read this node" in result.error, result
 
 
 def test_trace_is_the_span_current_at_synthesis(index, keyword_engine) -> None:

@@ -1,0 +1,354 @@
+"""LlamaIndex patterns beyond one query engine: sub-questions, routers, agents, chat history.
+
+Real LlamaIndex objects throughout: an in-memory ``VectorStoreIndex`` with ``MockEmbedding``, the
+extractive mock LLM of ``test_llama_index``, LlamaIndex's own ``MockFunctionCallingLLM`` driven
+by a scripted response generator (it emits the tool calls), fixed-output LLMs for selectors and
+question generators. Each test asserts the ENG's exact answer, question and context set, the
+links to inner ENGs, and that what the app got is unchanged and untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pytest
+
+pytest.importorskip("llama_index.core")
+
+from llama_index.core import Document, Settings, VectorStoreIndex
+from llama_index.core.agent.workflow import (
+    AgentOutput,
+    AgentWorkflow,
+    FunctionAgent,
+    ReActAgent,
+    ToolCallResult,
+)
+from llama_index.core.base.llms.types import (
+    ChatMessage,
+    CompletionResponse,
+    CompletionResponseGen,
+    LLMMetadata,
+)
+from llama_index.core.chat_engine import CondenseQuestionChatEngine
+from llama_index.core.embeddings import MockEmbedding
+from llama_index.core.llms import CustomLLM
+from llama_index.core.llms.callbacks import llm_completion_callback
+from llama_index.core.llms.mock import MockFunctionCallingLLM
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.query_engine import RouterQueryEngine, SubQuestionQueryEngine
+from llama_index.core.question_gen import LLMQuestionGenerator
+from llama_index.core.schema import NodeWithScore, QueryBundle
+from llama_index.core.selectors import LLMMultiSelector, LLMSingleSelector
+from llama_index.core.tools import QueryEngineTool, ToolSelection
+from test_llama_index import DOCS, ExtractiveLLM
+
+from ene_integrations import llama_index as eli
+
+CAPITAL, TOWER = "What is the capital city of France?", "How tall is the Eiffel Tower?"
+BOTH = "What is the capital of France and how tall is the Eiffel Tower?"
+
+
+class FixedLLM(CustomLLM):
+    """Always completes with ``text`` (a selector's or question generator's JSON)."""
+
+    text: str = ""
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(model_name="fixed")
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        return CompletionResponse(text=self.text)
+
+    @llm_completion_callback()
+    def stream_complete(
+        self, prompt: str, formatted: bool = False, **kwargs: Any
+    ) -> CompletionResponseGen:
+        def tokens() -> Iterator[CompletionResponse]:
+            yield CompletionResponse(text=self.text, delta=self.text)
+
+        return tokens()
+
+
+class SortedNodes(BaseNodePostprocessor):
+    """Stable node order (score, then id): the mock embedding gives every node the same score."""
+
+    def _postprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        return sorted(nodes, key=lambda n: (-(n.score or 0.0), n.node.node_id))
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 3} - {"what", "which"}
+
+
+def scripted_agent_llm(tool: str) -> MockFunctionCallingLLM:
+    """First turn: call ``tool`` with the user's question; then answer from the tool results."""
+
+    def respond(messages: Sequence[ChatMessage], **kwargs: Any) -> ChatMessage:
+        users = [i for i, m in enumerate(messages) if m.role.value == "user"]
+        last = users[-1] if users else -1
+        results = [m.content or "" for m in messages[last + 1 :] if m.role.value == "tool"]
+        question = messages[last].content or "" if users else ""
+        if not results:
+            call = ToolSelection(tool_id="call-1", tool_name=tool, tool_kwargs={"input": question})
+            return ChatMessage(
+                role="assistant", content="", additional_kwargs={"tool_calls": [call]}
+            )
+        picked = [
+            s for r in results for s in re.split(r"(?<=\.)\s+", r) if _words(s) & _words(question)
+        ]
+        return ChatMessage(role="assistant", content=" ".join(dict.fromkeys(picked)))
+
+    return MockFunctionCallingLLM(response_generator=respond)
+
+
+class ReActScript(CustomLLM):
+    """A text LLM speaking the ReAct format: one action on ``tool``, then the answer."""
+
+    tool: str = "facts"
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(model_name="react-script")
+
+    def _reply(self, prompt: str) -> str:
+        _, turn = prompt.rsplit("user: ", 1)  # the format instructions come before the turn
+        if "Observation:" not in turn:
+            args = json.dumps({"input": turn.splitlines()[0].strip()})
+            return f"Thought: I need the facts.\nAction: {self.tool}\nAction Input: {args}"
+        observation = turn.rsplit("Observation:", 1)[1].strip().splitlines()[0]
+        return f"Thought: I can answer without using any more tools.\nAnswer: {observation}"
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        return CompletionResponse(text=self._reply(prompt))
+
+    @llm_completion_callback()
+    def stream_complete(
+        self, prompt: str, formatted: bool = False, **kwargs: Any
+    ) -> CompletionResponseGen:
+        text = self._reply(prompt)
+
+        def tokens() -> Iterator[CompletionResponse]:
+            so_far = ""
+            for word in re.findall(r"\S+\s*", text):
+                so_far += word
+                yield CompletionResponse(text=so_far, delta=word)
+
+        return tokens()
+
+
+@pytest.fixture(autouse=True)
+def offline_models() -> Iterator[None]:
+    Settings.llm = ExtractiveLLM()
+    Settings.embed_model = MockEmbedding(embed_dim=8)
+    yield
+    eli.uninstrument()
+
+
+@pytest.fixture(scope="module")
+def index() -> VectorStoreIndex:
+    Settings.embed_model = MockEmbedding(embed_dim=8)
+    documents = [Document(text=t, id_=f"doc-{i}") for i, t in enumerate(DOCS)]
+    return VectorStoreIndex.from_documents(documents)
+
+
+@pytest.fixture
+def handler(keyword_engine: Any) -> Iterator[eli.NecessityHandler]:
+    yield eli.instrument(engine=keyword_engine)
+    eli.uninstrument()
+
+
+def engine_of(index: VectorStoreIndex) -> Any:
+    return index.as_query_engine(similarity_top_k=4, node_postprocessors=[SortedNodes()])
+
+
+def tool_of(index: VectorStoreIndex, name: str = "facts") -> QueryEngineTool:
+    return QueryEngineTool.from_defaults(
+        engine_of(index), name=name, description="Facts about Paris, towers, fruit and museums."
+    )
+
+
+def texts(eng: Any) -> list[str]:
+    return [c.text for c in eng.contexts]
+
+
+def snapshot(obj: Any) -> str:
+    """What the app can read off a response, as text (compared with and without ENE).
+
+    Metadata keys are node ids, which LlamaIndex draws at random for the nodes it creates
+    (sub-question answers): the values are compared, and the type.
+    """
+    metadata = getattr(obj, "metadata", None)
+    values = sorted(json.dumps(v, sort_keys=True, default=repr) for v in (metadata or {}).values())
+    nodes = [n.node.get_content() for n in getattr(obj, "source_nodes", None) or []]
+    return json.dumps([str(obj), type(metadata).__name__, values, nodes])
+
+
+# -- composed query engines ----------------------------------------------------------------------
+def sub_question_engine(index: VectorStoreIndex) -> SubQuestionQueryEngine:
+    items = [{"sub_question": q, "tool_name": "facts"} for q in (CAPITAL, TOWER)]
+    generator = LLMQuestionGenerator.from_defaults(llm=FixedLLM(text=json.dumps({"items": items})))
+    return SubQuestionQueryEngine.from_defaults(
+        query_engine_tools=[tool_of(index)], question_gen=generator, use_async=False, verbose=False
+    )
+
+
+def test_sub_question_engine_final_eng_sees_the_answers_not_the_chunks(index, handler) -> None:
+    engine = sub_question_engine(index)
+    plain_response = (eli.uninstrument(), engine.query(BOTH))[1]
+    eli.instrument(handler)
+    response = engine.query(BOTH)
+    assert snapshot(response) == snapshot(plain_response)
+    eng = handler.result(response, timeout=10).eng
+    assert eng.answer == str(response) and eng.question == BOTH
+    assert texts(eng) == [
+        f"Sub question: {CAPITAL}\nResponse: {DOCS[0]}",
+        f"Sub question: {TOWER}\nResponse: {DOCS[1]}",
+    ]
+    assert len(response.source_nodes) == 2 + 8  # the app still gets every raw chunk as a source
+    inner = handler.linked(response)
+    assert [inner[c.id].eng.answer for c in eng.contexts] == [DOCS[0], DOCS[1]]
+    for context, (question, answer) in zip(
+        eng.contexts, [(CAPITAL, DOCS[0]), (TOWER, DOCS[1])], strict=True
+    ):
+        sub = inner[context.id].eng
+        assert sub.question == question and sub.answer == answer
+        assert sorted(texts(sub)) == sorted(DOCS)  # the chunks that synthesis saw
+    assert eng.counts.supported == 2
+
+
+async def test_sub_question_engine_aquery(index, handler) -> None:
+    response = await sub_question_engine(index).aquery(BOTH)
+    eng = (await handler.aresult(response, timeout=10)).eng
+    assert eng.answer == str(response) and eng.question == BOTH
+    assert [t.split("\n")[0] for t in texts(eng)] == [
+        f"Sub question: {CAPITAL}",
+        f"Sub question: {TOWER}",
+    ]
+    assert len(handler.linked(response)) == 2
+
+
+def router(index: VectorStoreIndex, multi: bool) -> RouterQueryEngine:
+    tools = [tool_of(index, "paris"), tool_of(index, "towers")]
+    if multi:
+        choices = [{"choice": 1, "reason": "Paris"}, {"choice": 2, "reason": "towers"}]
+        selector: Any = LLMMultiSelector.from_defaults(llm=FixedLLM(text=json.dumps(choices)))
+    else:
+        choice = [{"choice": 2, "reason": "towers"}]
+        selector = LLMSingleSelector.from_defaults(llm=FixedLLM(text=json.dumps(choice)))
+    return RouterQueryEngine(selector=selector, query_engine_tools=tools)
+
+
+def test_router_single_selector_eng_is_the_selected_engines(index, handler) -> None:
+    response = router(index, multi=False).query(TOWER)
+    eng = handler.result(response, timeout=10).eng
+    assert eng.answer == str(response) == DOCS[1] and eng.question == TOWER
+    assert sorted(texts(eng)) == sorted(DOCS)
+    assert [c.text for c in eng.contexts if c.used] == [DOCS[1]]
+    node_ids = {n.node.node_id for n in response.source_nodes}
+    assert set(response.metadata) == {"selector_result", *node_ids}  # no ENE keys
+
+
+def test_router_multi_selector_eng_is_the_combination_against_the_answers(index, handler) -> None:
+    response = router(index, multi=True).query(BOTH)
+    eng = handler.result(response, timeout=10).eng
+    assert eng.answer == str(response) and eng.question == BOTH
+    inner = handler.linked(response)
+    assert len(inner) == 2 and texts(eng) == [r.eng.answer for r in inner.values()]
+    for result in inner.values():
+        assert result.eng.question == BOTH and sorted(texts(result.eng)) == sorted(DOCS)
+    assert eng.counts.supported >= 1
+
+
+# -- chat: the question is the user's message ------------------------------------------------------
+def test_condense_question_chat_question_is_the_users_message(index, handler) -> None:
+    history = [ChatMessage(role="user", content="Tell me about Paris.")]
+    chat = CondenseQuestionChatEngine.from_defaults(engine_of(index), chat_history=history)
+    reply = chat.chat(TOWER)
+    eng = handler.result(reply, timeout=10).eng
+    assert eng.question == TOWER and eng.answer == reply.response
+    assert sorted(texts(eng)) == sorted(DOCS) and reply.metadata is None
+
+
+# -- agents ----------------------------------------------------------------------------------------
+def check_agent(handler: Any, output: Any, question: str, answer: str) -> Any:
+    assert isinstance(output, AgentOutput) and str(output) == answer
+    eng = handler.result(output, timeout=10).eng
+    assert eng.answer == answer and eng.question == question
+    assert texts(eng) == [answer]  # the one tool output its last model call saw
+    inner = handler.linked(output)[eng.contexts[0].id].eng
+    assert inner.question == question and inner.answer == answer
+    assert sorted(texts(inner)) == sorted(DOCS)  # necessity goes down to the chunks
+    assert [c.text for c in inner.contexts if c.used] == [answer]
+    return eng
+
+
+async def test_function_agent_run_is_evaluated_against_its_tool_outputs(index, handler) -> None:
+    agent = FunctionAgent(tools=[tool_of(index)], llm=scripted_agent_llm("facts"))
+    output = await agent.run(user_msg=TOWER)
+    eng = check_agent(handler, output, TOWER, DOCS[1])
+    assert eng.contexts[0].id == "call-1" and eng.contexts[0].metadata["tool"] == "facts"
+    assert eng.claims[0].classification == "fragile"
+
+
+async def test_function_agent_stream_events_leaves_the_events_unchanged(index, handler) -> None:
+    agent = FunctionAgent(tools=[tool_of(index)], llm=scripted_agent_llm("facts"))
+
+    async def events() -> tuple[list[str], Any]:
+        run = agent.run(user_msg=CAPITAL)
+        seen = [type(e).__name__ async for e in run.stream_events()]
+        return seen, await run
+
+    eli.uninstrument()
+    plain_events, plain_output = await events()
+    eli.instrument(handler)
+    traced_events, output = await events()
+    assert traced_events == plain_events and str(output) == str(plain_output)
+    assert "ToolCallResult" in traced_events
+    check_agent(handler, output, CAPITAL, DOCS[0])
+
+
+async def test_react_agent_is_evaluated_against_its_observations(index, handler) -> None:
+    agent = ReActAgent(tools=[tool_of(index)], llm=ReActScript())
+    output = await agent.run(user_msg=TOWER)
+    check_agent(handler, output, TOWER, DOCS[1])
+
+
+async def test_agent_workflow_and_earlier_turns(index, handler) -> None:
+    agent = FunctionAgent(
+        name="facts_agent",
+        description="Answers from the facts tool.",
+        tools=[tool_of(index)],
+        llm=scripted_agent_llm("facts"),
+    )
+    workflow = AgentWorkflow(agents=[agent], root_agent="facts_agent")
+    output = await workflow.run(user_msg=CAPITAL)
+    check_agent(handler, output, CAPITAL, DOCS[0])
+    assert handler.result(output).metadata["kind"] == "agent"
+
+
+async def test_agent_without_tool_results_is_skipped_at_once(index, handler) -> None:
+    llm = MockFunctionCallingLLM(
+        response_generator=lambda messages, **kw: ChatMessage(role="assistant", content="Hello.")
+    )
+    output = await FunctionAgent(tools=[tool_of(index)], llm=llm).run(user_msg="Hi!")
+    result = handler.result(output, timeout=0.5)  # no waiting out a timeout
+    assert result.eng is None and "no retrieved documents" in result.skipped
+
+
+async def test_tool_call_results_are_not_touched(index, handler) -> None:
+    agent = FunctionAgent(tools=[tool_of(index)], llm=scripted_agent_llm("facts"))
+    run = agent.run(user_msg=TOWER)
+    results = [e async for e in run.stream_events() if isinstance(e, ToolCallResult)]
+    await run
+    raw = results[0].tool_output.raw_output
+    assert (
+        str(raw) == DOCS[1] and "ene" not in raw.metadata and "ene_request_id" not in raw.metadata
+    )
