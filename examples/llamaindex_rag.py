@@ -16,11 +16,13 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from llama_index.core import Document, Settings, VectorStoreIndex
+from llama_index.core import Settings, VectorStoreIndex
 from llama_index.core.base.llms.types import CompletionResponse, CompletionResponseGen, LLMMetadata
 from llama_index.core.embeddings import MockEmbedding
 from llama_index.core.llms import CustomLLM
 from llama_index.core.llms.callbacks import llm_completion_callback
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from ene_core import EvidenceNecessityGraph, ModelNotFoundError, NecessityEngine, default_engine
 from ene_integrations.llama_index import NecessityQueryEngine, instrument, uninstrument
@@ -87,6 +89,15 @@ class ExtractiveLLM(CustomLLM):
         return tokens()
 
 
+class StableOrder(BaseNodePostprocessor):
+    """Orders nodes by score, then id: the same order on every run."""
+
+    def _postprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        return sorted(nodes, key=lambda n: (-round(n.score or 0.0, 6), n.node.node_id))
+
+
 def build_engine(oracle: str) -> NecessityEngine:
     if oracle == "keyword":
         from ene_core.testing import KeywordOracle
@@ -128,12 +139,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     Settings.llm = ExtractiveLLM()
     Settings.embed_model = MockEmbedding(embed_dim=8)
-    index = VectorStoreIndex.from_documents([Document(text=t) for t in DOCUMENTS])
+    # Fixed node ids and a sorting postprocessor: the mock embedding scores every chunk the
+    # same, so without them the chunk order (and the printed graph) would vary between runs.
+    index = VectorStoreIndex([TextNode(text=t, id_=f"doc-{i}") for i, t in enumerate(DOCUMENTS)])
     engine = build_engine(args.oracle)
 
     handler = instrument(engine=engine)  # the one line: every synthesized answer now gets its ENG
     try:
-        query_engine = index.as_query_engine(similarity_top_k=len(DOCUMENTS))
+        query_engine = index.as_query_engine(
+            similarity_top_k=len(DOCUMENTS), node_postprocessors=[StableOrder()]
+        )
         response = query_engine.query(args.question)
         result = handler.result(response, timeout=120)
         if result.eng is None:

@@ -638,6 +638,8 @@ def test_example_runs_with_the_keyword_oracle(capsys) -> None:
     assert out["eng"].counts.contexts_used == 2 and out["eng"].counts.contexts_unused == 3
     assert len(out["pruned"].source_nodes) == 2
     assert "Chunks not used:" in printed and "Bananas" in printed.split("Chunks not used:")[1]
+    _example().main(["--oracle", "keyword"])
+    assert capsys.readouterr().out == printed  # stable node order: the same output every run
 
 
 def test_example_runs_with_the_default_verifier(capsys) -> None:
