@@ -6,13 +6,23 @@
 >>> handler.result(response, timeout=5).eng     # by the response object, or by request id
 
 How it works. ``instrument()`` registers an event handler and a span handler on LlamaIndex's
-root instrumentation dispatcher. The hook is ``SynthesizeEndEvent``: it carries the query, the
-response and the source nodes left after node postprocessing, once per synthesis. The request id
-is the synthesize span's id. Non-streaming answers are handed to a
-:class:`~ene_core.results.NecessityDispatcher` at once; streaming answers are evaluated when the
-stream is exhausted. The span tree tells which query or chat engine call a synthesis belonged
-to, so the object that call returned (``Response``, ``AgentChatResponse``, streaming ones) finds
-its result too.
+root instrumentation dispatcher and translates what they see into one evaluation per answer,
+decided by the framework-free run model (:class:`ene_core.RunRecorder`):
+
+* **synthesis** (``synthesize`` / ``asynthesize`` span): contexts = the nodes the synthesizer
+  was given (after postprocessing; for a sub-question engine the "Sub question / Response"
+  pairs, not the raw chunks), answer = its response text (streams: when exhausted), question =
+  the chat user's message when inside a chat engine, else the query. Request id: the span id.
+* **combination** (a synthesizer's ``get_response`` outside a synthesis, e.g. a multi-selector
+  router combining its engines' answers): contexts = the texts it combined.
+* **agent run** (``FunctionAgent``, ``ReActAgent``, ``AgentWorkflow``): tool results and the LLM
+  calls' messages are recorded; answer = the ``AgentOutput`` the run returned, contexts = the
+  tool outputs in the input of the LLM call that wrote it, question = the user's message.
+
+A context that carries an inner request's answer (a query engine tool's output, a sub-answer, a
+router branch) names it in ``metadata["ene_source"]``; :meth:`NecessityHandler.linked` returns
+those inner results, so necessity can be followed down to the chunks. The span tree tells which
+engine call returned which answer, so ``handler.result(obj)`` works on what the call returned.
 
 Never touches the app's objects: results are found by the returned object's identity (a weak
 reference, never an attribute or a metadata key) or by request id, through
