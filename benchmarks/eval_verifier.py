@@ -4,7 +4,12 @@
 
 Prints one markdown table:
 
-* SNLI test subset: 3-way accuracy, AUROC of p_entail for entailment vs not;
+* SNLI test (the full 9,824-pair test split from ``nli_more``) and the SNLI test subset: 3-way
+  accuracy, AUROC of p_entail for entailment vs not;
+* MNLI dev held out by the data recipe (``--pairs DIR/dev.jsonl.gz``, source ``mnli``): 3-way;
+* ConTRoL (long passages, evaluation only): 3-way accuracy, premise truncated at max length;
+* QAGS (summary sentences vs articles, evaluation only): AUROC and balanced accuracy of
+  'supported' with the same premise windowing as SummaC;
 * RTE dev: 2-way accuracy with the engine's rule (supported iff p_entail >= τ and
   p_entail > p_contra), AUROC;
 * SICK (evaluation only, non-commercial licence): 3-way accuracy, AUROC;
@@ -25,6 +30,7 @@ Any data set whose file is missing is skipped with a note.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
 import time
@@ -59,10 +65,12 @@ class Row:
 class Verifier:
     """A thin batch scorer around a sequence-classification NLI model."""
 
-    def __init__(self, path: Path, threads: int = 2) -> None:
+    def __init__(self, path: Path, threads: int = 2, device: str = "cpu") -> None:
         torch.set_num_threads(threads)
+        self.device = device
         self.tokenizer = AutoTokenizer.from_pretrained(path)
-        self.model = AutoModelForSequenceClassification.from_pretrained(path).float().eval()
+        model = AutoModelForSequenceClassification.from_pretrained(path).float().eval()
+        self.model = model.to(device)
         cfg = self.model.config
         self.tau = float(getattr(cfg, "ene_threshold", 0.5))
         self.max_length = int(getattr(cfg, "ene_max_length", 256))
@@ -88,8 +96,8 @@ class Verifier:
                 max_length=self.max_length,
                 padding=True,
                 return_tensors="pt",
-            )
-            p = torch.softmax(self.model(**enc).logits.float(), dim=-1).numpy()
+            ).to(self.device)
+            p = torch.softmax(self.model(**enc).logits.float(), dim=-1).cpu().numpy()
             out[idx] = p[:, self.order]
         return out
 
@@ -106,8 +114,32 @@ def _read_jsonl(path: Path) -> list[dict[str, str]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def eval_three_way(v: Verifier, path: Path, name: str, limit: int | None = None) -> Row:
-    rows = [r for r in _read_jsonl(path) if r["label"] in LABELS][:limit]
+def _read_jsonl_any(path: Path) -> list[dict]:
+    """JSON lines, gzipped or not."""
+    if path.suffix == ".gz":
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            return [json.loads(line) for line in fh if line.strip()]
+    return _read_jsonl(path)
+
+
+LETTERS = {"e": "entailment", "n": "neutral", "c": "contradiction"}
+
+
+def eval_three_way(
+    v: Verifier,
+    path: Path,
+    name: str,
+    limit: int | None = None,
+    keep=lambda row: True,  # type: ignore[no-untyped-def]
+) -> Row:
+    rows = []
+    for r in _read_jsonl_any(path):
+        label = r["label"]
+        label = {0: "entailment", 1: "neutral", 2: "contradiction"}.get(label, label)
+        label = LETTERS.get(label, label)
+        if label in LABELS and keep(r):
+            rows.append({**r, "label": label})
+    rows = rows[:limit]
     probs = v.probs([r["premise"] for r in rows], [r["hypothesis"] for r in rows])
     gold = np.array([LABELS[r["label"]] for r in rows])
     return Row(
@@ -136,13 +168,26 @@ def summac_windows(sents: Sequence[str], claim: str) -> list[str]:
     return list(dict.fromkeys(w for w in wins if w.strip()))
 
 
-def eval_summac(v: Verifier, path: Path, name: str, limit: int | None = None) -> Row:
+def eval_qags(v: Verifier, path: Path, limit: int | None = None) -> Row:
+    """QAGS rows in the SummaC layout, scored by :func:`eval_summac`."""
+    data = {
+        str(i): {
+            "document": r["premise"],
+            "claim": r["hypothesis"],
+            "label": "1" if r["label"] == "consistent" else "0",
+        }
+        for i, r in enumerate(_read_jsonl(path))
+    }
+    return eval_summac(v, data, "QAGS (eval only)", limit)
+
+
+def eval_summac(v: Verifier, path: Path | dict, name: str, limit: int | None = None) -> Row:
     """AUROC of the summary score: min over summary sentences of max p_entail over windows.
 
     Multi-sentence summaries (SummEval, Polytope) are split into sentences, as the engine splits
     an answer into claims; a summary is as consistent as its least supported sentence.
     """
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = path if isinstance(path, dict) else json.loads(path.read_text(encoding="utf-8"))
     premises: list[str] = []
     hyps: list[str] = []
     owner: list[tuple[int, int]] = []
@@ -166,14 +211,15 @@ def eval_summac(v: Verifier, path: Path, name: str, limit: int | None = None) ->
     for (i, _), p in best.items():
         score[i] = min(score[i], p)
     g = np.array(gold)
-    acc = float(((score >= v.tau) == g).mean())
+    pred = score >= v.tau
+    acc = float(((pred & g).sum() / max(g.sum(), 1) + (~pred & ~g).sum() / max((~g).sum(), 1)) / 2)
     return Row(
         name,
         len(gold),
         acc,
         _auroc(g, score),
         f"{n_claims / len(gold):.1f} sentences/summary, {len(premises) / n_claims:.1f} "
-        "windows/sentence; acc at τ",
+        "windows/sentence; balanced acc at τ",
     )
 
 
@@ -284,8 +330,12 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
     )
     ap.add_argument("--limit", type=int, default=None, help="first N examples per set (smoke)")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument(
+        "--pairs", type=Path, default=ROOT / "runs" / "data", help="data recipe output (MNLI dev)"
+    )
     args = ap.parse_args(argv)
-    v = Verifier(args.model, threads=args.threads)
+    v = Verifier(args.model, threads=args.threads, device=args.device)
     lim = args.limit
     d = args.data
     rows: list[Row] = []
@@ -304,6 +354,30 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
                 rows.append(r)
         print(f"# {key} {path.name}: {time.time() - t0:.0f}s", file=sys.stderr, flush=True)
 
+    run(
+        "snli",
+        d / "nli_more" / "snli_dev_test_full_esnli" / "data.jsonl",
+        lambda p: eval_three_way(
+            v, p, "SNLI test, full (3-way)", lim, keep=lambda r: r.get("split") == "test"
+        ),
+    )
+    run(
+        "mnli",
+        args.pairs / "dev.jsonl.gz",
+        lambda p: eval_three_way(
+            v,
+            p,
+            "MNLI dev, held out by the recipe (3-way)",
+            lim,
+            keep=lambda r: r.get("source") == "mnli",
+        ),
+    )
+    run(
+        "control",
+        d / "eval_more" / "control_long_context_nli" / "data.jsonl",
+        lambda p: eval_three_way(v, p, "ConTRoL (3-way, long premises, eval only)", lim),
+    )
+    run("qags", d / "eval_more" / "qags" / "data.jsonl", lambda p: eval_qags(v, p, lim))
     run(
         "snli",
         d / "nli" / "snli_test_subset.jsonl",

@@ -1,36 +1,45 @@
-"""Build the training and calibration pairs of ``ene-nli-mini`` from ``../shared/data``.
+"""Build the verifier's training and dev pairs from ``../shared/data`` (one seeded command)::
+
+    python scripts/build_nli_data.py --data ../shared/data --out runs/data
 
 Sources and use (licences in the model card):
 
-* ``nli/snli_dev_subset.jsonl`` (CC BY-SA 4.0): real 3-way pairs + rule-based pairs from its
-  premises and hypotheses; 10 % of premises held out for calibration.
-* ``nli/rte_train.jsonl`` (research use): real 2-way pairs (loss on p_entail only for
-  'not_entailment') + rule-based pairs from its premise sentences; 10 % held out.
-* ``hotpotqa/hotpot_dev_distractor_first100.json`` (CC BY-SA 4.0): paragraphs of questions 0-59
-  only (54-59 for calibration); questions 60-99 stay unseen for the benchmark.
+* every labelled source of ``nli_more/`` mapped by :mod:`nli_sources` (QNLI left out; SNLI
+  ``split: test`` and the two ``nli/snli_*_subset.jsonl`` slices kept for evaluation only);
+* ``nli/rte_train.jsonl`` (research use): real 2-way pairs + rule pairs from its premises;
+* generated hard cases (:func:`hard_cases`) from the premises of MNLI, SNLI dev, ConjNLI, FEVER
+  and SciTail: swaps, negation, added details, stronger quantifiers, surface variants, evidence
+  in the middle of packed premises, two-fact claims;
+* ``hotpotqa/`` paragraphs of questions 0-59 only (54-59 for dev); 60-99 stay unseen.
 
-Never read here: SNLI test, RTE dev, SICK, SummaC (evaluation only).
+The dev split (4 % of premises, hashed with the seed) calibrates τ. Never read here: SNLI test,
+RTE dev, SICK, SummaC, ConTRoL, QAGS (evaluation only).
 """
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 import random
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from nli_sources import SOURCES, normalise, read_rows, snli_eval_keys, source_pairs
 from synth_nli import (
     CONTRADICTION,
     ENTAILMENT,
-    LABEL_IDS,
     NEUTRAL,
     NOT_ENTAILMENT,
     Pair,
     add_detail,
+    change_quantifier,
     entities,
+    inflect,
+    join_claims,
     negate,
     pack_premise,
     paraphrase,
@@ -40,6 +49,7 @@ from synth_nli import (
     swap_antonym,
     swap_entity,
     swap_number,
+    swap_unit,
 )
 
 HOTPOT_TRAIN_QUESTIONS = range(0, 54)
@@ -56,6 +66,7 @@ class DataSplits:
 
     train: list[Pair] = field(default_factory=list)
     calib: list[Pair] = field(default_factory=list)
+    dropped: dict[str, int] = field(default_factory=dict)
 
     def summary(self) -> str:
         def count(pairs: Sequence[Pair]) -> str:
@@ -113,90 +124,6 @@ def _rule_pairs(
     detail = add_detail(base, premise, rng, places)
     if detail:
         yield Pair(premise, detail, NEUTRAL, f"{source}:detail")
-
-
-# --------------------------------------------------------------------------- SNLI
-
-
-def snli_pairs(
-    rows: Sequence[dict[str, str]], rng: random.Random, calib_fraction: float = 0.1
-) -> DataSplits:
-    groups: dict[str, list[dict[str, str]]] = defaultdict(list)
-    for row in rows:
-        if row["label"] in ("entailment", "neutral", "contradiction"):
-            groups[row["premise"]].append(row)
-    premises = sorted(groups)
-    rng.shuffle(premises)
-    n_calib = int(len(premises) * calib_fraction)
-    splits = DataSplits()
-    for i, premise in enumerate(premises):
-        items = groups[premise]
-        if i < n_calib:
-            splits.calib.extend(
-                Pair(premise, r["hypothesis"], LABEL_IDS[r["label"]], "snli:real") for r in items
-            )
-            continue
-        others = [p for p in premises[n_calib:] if p != premise]
-        for r in items:
-            label = LABEL_IDS[r["label"]]
-            splits.train.append(Pair(premise, r["hypothesis"], label, "snli:real"))
-            # the same pair inside a packed premise with unrelated captions around it
-            splits.train.append(
-                Pair(
-                    _packed([premise], rng.sample(others, 4), rng),
-                    r["hypothesis"],
-                    label,
-                    "snli:packed",
-                )
-            )
-            hyp = r["hypothesis"]
-            if label == ENTAILMENT:
-                # P |= H, so anything incompatible with H contradicts P
-                contra = [
-                    h
-                    for h in (negate(hyp), swap_antonym(hyp, rng), swap_number(hyp, rng))
-                    if h and h != hyp
-                ]
-                if contra:
-                    splits.train.append(
-                        Pair(premise, rng.choice(contra), CONTRADICTION, "snli:derived")
-                    )
-                detail = add_detail(hyp, premise, rng)
-                if detail:
-                    splits.train.append(Pair(premise, detail, NEUTRAL, "snli:derived"))
-                short = shorten(hyp, rng)
-                if short:
-                    splits.train.append(Pair(premise, short, ENTAILMENT, "snli:derived"))
-                if len(premise.split()) >= len(hyp.split()) + 4:
-                    # the reverse direction: the short hypothesis does not state the details
-                    splits.train.append(Pair(hyp, premise, NEUTRAL, "snli:reverse"))
-        splits.train.extend(_rule_pairs(premise, premise, (), rng, "snli"))
-        # SNLI convention: the same subject doing an incompatible activity is a contradiction
-        swapped = _swap_predicate(premise, others, rng)
-        if swapped:
-            splits.train.append(Pair(premise, swapped, CONTRADICTION, "snli:predicate"))
-        # the human hypotheses are captions too: rules applied with the hypothesis as premise
-        for r in items:
-            if r["label"] != "contradiction" and len(r["hypothesis"].split()) >= 5:
-                splits.train.extend(
-                    _rule_pairs(r["hypothesis"], r["hypothesis"], (), rng, "snli:hyp")
-                )
-    return splits
-
-
-_CAPTION = re.compile(r"^(.{3,60}?)\s(is|are)\s(.+)$")
-
-
-def _swap_predicate(caption: str, others: Sequence[str], rng: random.Random) -> str | None:
-    """'A man is riding a bike' + 'A dog is sleeping on a couch' -> 'A man is sleeping ...'."""
-    m = _CAPTION.match(caption.rstrip("."))
-    if not m:
-        return None
-    for other in rng.sample(list(others), min(8, len(others))):
-        o = _CAPTION.match(other.rstrip("."))
-        if o and o.group(3).split()[0] != m.group(3).split()[0]:
-            return f"{m.group(1)} {m.group(2)} {o.group(3)}."
-    return None
 
 
 # --------------------------------------------------------------------------- RTE
@@ -367,20 +294,146 @@ def hotpot_pairs(
     return out
 
 
+# --------------------------------------------------------------------------- generated hard cases
+
+
+def hard_cases(
+    sentences: Sequence[str], pool: Sequence[str], rng: random.Random, source: str
+) -> list[Pair]:
+    """RAG-shaped pairs from real sentences: each evidence sentence sits in the middle of a packed
+    premise of 2-5 sentences from other documents, and is turned into
+
+    * contradiction: number / date / entity / unit swap, negation, antonym;
+    * neutral: an added detail, a stronger quantifier, or the evidence removed (leave-one-out);
+    * entailment: an extract, paraphrase, or surface variant (plural/singular, digits/words);
+    * two-fact claims: both sentences present (entailment) or one removed (neutral).
+    """
+    entity_pool = sorted({e for s in pool[:3000] for e in entities(s)})
+    places = [e for e in entity_pool if len(e.split()) <= 3]
+    out: list[Pair] = []
+    for sent in sentences:
+        distract = rng.sample(list(pool), min(rng.randint(1, 4), len(pool)))
+        if sent in distract:
+            continue
+        cut = rng.randint(0, len(distract))
+        if len(distract) >= 2:  # evidence in the middle most of the time
+            cut = rng.randint(1, len(distract) - 1) if rng.random() < 0.7 else cut
+        lines = [*distract[:cut], sent, *distract[cut:]]
+        premise = "\n".join(lines)
+        out.extend(_rule_pairs(sent, premise, entity_pool, rng, f"gen:{source}", places))
+        base = shorten(sent, rng) or sent
+        for rule, label in (
+            (swap_unit(base, rng), CONTRADICTION),
+            (change_quantifier(base, rng), NEUTRAL),
+            (inflect(base, rng), ENTAILMENT),
+        ):
+            if rule and rule != base:
+                out.append(Pair(premise, rule, label, f"gen:{source}:{_name(label)}-v2"))
+        if rng.random() < 0.35:
+            out.append(Pair("\n".join(distract), base, NEUTRAL, f"gen:{source}:removed"))
+        if distract and rng.random() < 0.35:
+            other = rng.choice(distract)
+            if 5 <= len(other.split()) <= 30:
+                claim = join_claims(base, shorten(other, rng) or other)
+                out.append(Pair(premise, claim, ENTAILMENT, f"gen:{source}:two-facts"))
+                without = "\n".join(x for x in lines if x != other)
+                out.append(Pair(without, claim, NEUTRAL, f"gen:{source}:two-facts-missing"))
+    return out
+
+
+def _name(label: int) -> str:
+    return ("entail", "neutral", "contra", "not-entail")[label]
+
+
+def _seed_sentences(pairs: Sequence[Pair], rng: random.Random, n: int) -> list[str]:
+    """Distinct single-sentence premises of 6-40 words, sampled."""
+    seen: dict[str, None] = {}
+    for p in pairs:
+        words = len(p.premise.split())
+        if 6 <= words <= 40 and "\n" not in p.premise and p.premise.count(". ") == 0:
+            seen.setdefault(p.premise, None)
+    pool = list(seen)
+    rng.shuffle(pool)
+    return pool[:n]
+
+
 # --------------------------------------------------------------------------- all
+
+#: Generated pairs per real source: seed sentences drawn from its premises.
+GENERATED_FROM = {"mnli": 6000, "snli": 2500, "conjnli": 3000, "fever": 800, "scitail": 800}
+DEV_FRACTION = 0.04
+
+
+def _in_dev(text: str, seed: int) -> bool:
+    """Deterministic premise-grouped dev split (same premise, same side)."""
+    h = hashlib.sha1(f"{seed}:{normalise(text)}".encode()).digest()
+    return int.from_bytes(h[:4], "big") / 2**32 < DEV_FRACTION
+
+
+def generated(
+    real: dict[str, list[Pair]], seed: int, gen_seed: int | None = None
+) -> tuple[list[Pair], list[Pair]]:
+    """Hard cases from the premises of each source in :data:`GENERATED_FROM`, split as the real
+    pairs are (``seed``); ``gen_seed`` draws another sample (extra pairs for distillation)."""
+    train: list[Pair] = []
+    dev: list[Pair] = []
+    for name, n in GENERATED_FROM.items():
+        r = random.Random(f"{seed if gen_seed is None else gen_seed}:{name}")
+        train_real = [p for p in real[name] if not _in_dev(p.premise, seed)]
+        sentences = _seed_sentences(train_real, r, n)
+        pool = _seed_sentences(train_real, r, 20000)
+        train.extend(hard_cases(sentences, pool, r, name))
+        dev_real = [p for p in real[name] if _in_dev(p.premise, seed)]
+        dev_sents = _seed_sentences(dev_real, r, n // 20)
+        dev.extend(hard_cases(dev_sents, _seed_sentences(dev_real, r, 2000), r, name))
+    return train, dev
+
+
+def real_pairs(data_dir: Path, dropped: dict[str, int]) -> dict[str, list[Pair]]:
+    """Mapped real pairs of every ``nli_more`` source (RTE is handled by :func:`rte_pairs`)."""
+    return {
+        name: list(source_pairs(name, read_rows(data_dir / src.path), dropped))
+        for name, src in SOURCES.items()
+        if name != "rte"
+    }
+
+
+def extra_pairs(data_dir: Path, splits: DataSplits, seed: int = 13) -> list[Pair]:
+    """A second sample of generated hard cases (train premises only, no pair already in
+    ``splits``): more inputs for the teacher to label when distilling."""
+    real = real_pairs(data_dir, {})
+    train_gen, _ = generated(real, seed, gen_seed=seed + 1000)
+    seen = {(normalise(p.premise), normalise(p.hypothesis)) for p in splits.train + splits.calib}
+    out: list[Pair] = []
+    for p in train_gen:
+        key = (normalise(p.premise), normalise(p.hypothesis))
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
 
 
 def build(data_dir: Path, seed: int = 13) -> DataSplits:
-    """All training and calibration pairs, deterministic for a given ``seed``."""
+    """All training and dev pairs, deterministic for a given ``seed``.
+
+    Real pairs of every source in :data:`nli_sources.SOURCES`, generated hard cases from their
+    premises, RTE rule pairs and HotpotQA questions 0-53 (54-59 for dev). The dev split holds
+    out whole premises. Duplicates (normalised premise + hypothesis) and the SNLI evaluation
+    subsets are dropped.
+    """
     rng = random.Random(seed)
-    nli = data_dir / "nli"
     splits = DataSplits()
-    for part in (
-        snli_pairs(_read_jsonl(nli / "snli_dev_subset.jsonl"), random.Random(seed + 1)),
-        rte_pairs(_read_jsonl(nli / "rte_train.jsonl"), random.Random(seed + 2)),
-    ):
-        splits.train.extend(part.train)
-        splits.calib.extend(part.calib)
+    banned = snli_eval_keys(data_dir)
+    real = real_pairs(data_dir, splits.dropped)
+    for pairs in real.values():
+        for p in pairs:
+            (splits.calib if _in_dev(p.premise, seed) else splits.train).append(p)
+    train_gen, dev_gen = generated(real, seed)
+    splits.train.extend(train_gen)
+    splits.calib.extend(dev_gen)
+    rte = rte_pairs(read_rows(data_dir / "nli" / "rte_train.jsonl"), random.Random(seed + 2))
+    splits.train.extend(rte.train)
+    splits.calib.extend(rte.calib)
     hotpot = json.loads(
         (data_dir / "hotpotqa" / "hotpot_dev_distractor_first100.json").read_text(encoding="utf-8")
     )
@@ -388,13 +441,14 @@ def build(data_dir: Path, seed: int = 13) -> DataSplits:
     splits.calib.extend(
         hotpot_pairs(hotpot, random.Random(seed + 4), HOTPOT_CALIB_QUESTIONS, per_question=4)
     )
-    # de-duplicate, drop degenerate pairs, keep a deterministic order
-    seen: set[tuple[str, str]] = set()
-    for name in ("train", "calib"):
+    # de-duplicate (dev wins over train), drop degenerate pairs, keep a deterministic order
+    seen: set[tuple[str, str]] = set(banned)
+    for name in ("calib", "train"):
         kept: list[Pair] = []
         for p in getattr(splits, name):
-            key = (p.premise, p.hypothesis)
-            if key in seen or not p.hypothesis.strip() or not p.premise.strip():
+            key = (normalise(p.premise), normalise(p.hypothesis))
+            if key in seen or not key[0] or not key[1]:
+                splits.dropped["duplicate"] = splits.dropped.get("duplicate", 0) + 1
                 continue
             seen.add(key)
             kept.append(p)
@@ -403,10 +457,58 @@ def build(data_dir: Path, seed: int = 13) -> DataSplits:
     return splits
 
 
-if __name__ == "__main__":
-    import sys
+def table(splits: DataSplits) -> str:
+    """Markdown table of pair counts per source family and label."""
+    rows: dict[str, Counter[str]] = defaultdict(Counter)
+    for part in ("train", "calib"):
+        for p in getattr(splits, part):
+            fam = (
+                p.source.split(":")[0]
+                if not p.source.startswith("gen:")
+                else ":".join(p.source.split(":")[:2])
+            )
+            rows[fam][f"{part}:{_name(p.label)}"] += 1
+    cols = [f"{part}:{_name(i)}" for part in ("train", "calib") for i in range(4)]
+    lines = ["| source | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    total: Counter[str] = Counter()
+    for fam in sorted(rows):
+        total.update(rows[fam])
+        lines.append(f"| {fam} | " + " | ".join(str(rows[fam][c]) for c in cols) + " |")
+    lines.append("| **all** | " + " | ".join(str(total[c]) for c in cols) + " |")
+    dropped = ", ".join(f"{k} {v}" for k, v in sorted(splits.dropped.items()))
+    return "\n".join(lines) + f"\n\ndropped: {dropped}"
 
-    splits = build(Path(sys.argv[1] if len(sys.argv) > 1 else "../shared/data"))
-    print(splits.summary())
-    for p in random.Random(0).sample(splits.train, 25):
-        print(f"[{p.label} {p.source}] P: {p.premise[:300]!r}\n    H: {p.hypothesis!r}")
+
+def write_jsonl_gz(pairs: Sequence[Pair], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        for p in pairs:
+            fh.write(json.dumps(asdict(p), ensure_ascii=False) + "\n")
+
+
+def read_jsonl_gz(path: Path) -> list[Pair]:
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        return [Pair(**json.loads(line)) for line in fh]
+
+
+if __name__ == "__main__":
+    import argparse
+
+    ap = argparse.ArgumentParser(description="Build the verifier's training and dev pairs.")
+    ap.add_argument("--data", type=Path, default=Path("../shared/data"))
+    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--out", type=Path, default=None, help="folder for train/dev .jsonl.gz")
+    ap.add_argument("--samples", type=int, default=0, help="print this many random pairs")
+    ap.add_argument("--extra", action="store_true", help="also write extra.jsonl.gz (distillation)")
+    args = ap.parse_args()
+    splits = build(args.data, seed=args.seed)
+    print(table(splits))
+    if args.out:
+        write_jsonl_gz(splits.train, args.out / "train.jsonl.gz")
+        write_jsonl_gz(splits.calib, args.out / "dev.jsonl.gz")
+        if args.extra:
+            extra = extra_pairs(args.data, splits, seed=args.seed)
+            write_jsonl_gz(extra, args.out / "extra.jsonl.gz")
+            print(f"\nextra pairs for distillation: {len(extra)}")
+    for p in random.Random(0).sample(splits.train, args.samples):
+        print(f"[{_name(p.label)} {p.source}] P: {p.premise[:300]!r}\n    H: {p.hypothesis!r}")

@@ -781,3 +781,114 @@ def question_to_claim(question: str, answer: str) -> str | None:
                 claim += f" {tail}"
             return _tidy(claim)
     return None
+
+
+# --------------------------------------------------------------------------- hard cases (v2)
+
+_UNITS = (
+    ("km", "miles"),
+    ("kilometres", "miles"),
+    ("kilometers", "miles"),
+    ("kg", "pounds"),
+    ("kilograms", "pounds"),
+    ("metres", "feet"),
+    ("meters", "feet"),
+    ("hours", "minutes"),
+    ("days", "weeks"),
+    ("weeks", "months"),
+    ("months", "years"),
+    ("percent", "times"),
+    ("dollars", "euros"),
+    ("°C", "°F"),
+    ("GB", "MB"),
+    ("mg", "g"),
+)
+
+
+def swap_unit(sentence: str, rng: random.Random) -> str | None:
+    """Contradiction: the same number with another unit ("5 km" -> "5 miles")."""
+    hits = [
+        (a, b)
+        for x, y in _UNITS
+        for a, b in ((x, y), (y, x))
+        if re.search(rf"\d\s?{re.escape(a)}\b", sentence)
+    ]
+    if not hits:
+        return None
+    a, b = rng.choice(hits)
+    return re.sub(rf"(\d\s?){re.escape(a)}\b", rf"\g<1>{b}", sentence, count=1)
+
+
+_QUANTIFIERS = (
+    ("some", "all"),
+    ("several", "all"),
+    ("many", "all"),
+    ("most", "all"),
+    ("a few", "many"),
+    ("often", "always"),
+    ("sometimes", "always"),
+    ("usually", "always"),
+    ("may", "will"),
+    ("can", "must"),
+    ("about", "exactly"),
+    ("around", "exactly"),
+    ("up to", "at least"),
+)
+
+
+def change_quantifier(sentence: str, rng: random.Random) -> str | None:
+    """Neutral: a stronger quantifier or modal than the premise states ("some" -> "all")."""
+    hits = [(a, b) for a, b in _QUANTIFIERS if re.search(rf"\b{a}\b", sentence)]
+    if not hits:
+        return None
+    a, b = rng.choice(hits)
+    return re.sub(rf"\b{a}\b", b, sentence, count=1)
+
+
+_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_SMALL = {str(i): w for i, w in enumerate(NUMBER_WORDS[:10], start=1)}
+_SURFACE = (
+    ("percent", "%"),
+    ("per cent", "percent"),
+    ("United States", "US"),
+    ("United Kingdom", "UK"),
+    ("approximately", "about"),
+    ("roughly", "about"),
+)
+
+
+def inflect(sentence: str, rng: random.Random) -> str | None:
+    """Entailment: a surface variant that keeps the meaning: singular/plural weekdays
+    ("on Sundays" / "on Sunday"), digits as words ("3" / "three"), "%" / "percent", "US" /
+    "United States", "March 3, 2019" / "3 March 2019"."""
+    options: list[str] = []
+    for day in _DAYS:
+        if re.search(rf"\b{day}s\b", sentence):
+            options.append(re.sub(rf"\b{day}s\b", day, sentence, count=1))
+        elif re.search(rf"\bon {day}\b", sentence):
+            options.append(re.sub(rf"\bon {day}\b", f"on {day}s", sentence, count=1))
+    m = re.search(r"(?<![\w.,$])([1-9])(?![\w.,%])(?!\s?(?:st|nd|rd|th)\b)", sentence)
+    if m:
+        options.append(sentence[: m.start()] + _SMALL[m.group(1)] + sentence[m.end() :])
+    for a, b in _SURFACE:
+        for x, y in ((a, b), (b, a)):
+            if re.search(rf"(?<!\w){re.escape(x)}(?!\w)", sentence):
+                options.append(re.sub(rf"(?<!\w){re.escape(x)}(?!\w)", y, sentence, count=1))
+    months = "|".join(MONTHS)
+    d = re.search(rf"\b({months}) (\d{{1,2}}), (\d{{4}})\b", sentence)
+    if d:
+        options.append(sentence.replace(d.group(0), f"{d.group(2)} {d.group(1)} {d.group(3)}"))
+    d = re.search(rf"\b(\d{{1,2}}) ({months}) (\d{{4}})\b", sentence)
+    if d:
+        options.append(sentence.replace(d.group(0), f"{d.group(2)} {d.group(1)}, {d.group(3)}"))
+    return rng.choice(options) if options else None
+
+
+def join_claims(a: str, b: str) -> str:
+    """One claim stating two facts ("A, and b.")."""
+    b = b.strip()
+    if b[:1].isupper() and not re.match(r"^[A-Z][a-z]*[A-Z]|^[A-Z]{2}|^I\b", b):
+        first = b.split()[0]
+        if first.lower() in STOPWORDS or first.lower() in ("there", "during", "after", "before"):
+            b = b[0].lower() + b[1:]
+    return _tidy(f"{a.strip().rstrip('.')}, and {b}")

