@@ -160,11 +160,13 @@ def _ratio(a: int, b: int) -> float | None:
     return a / b if b else None
 
 
-def score_case(case: Case, eng: EvidenceNecessityGraph) -> list[tuple[GoldClaim, Tally, str]]:
-    """One ``(gold claim, its tally, predicted status)`` per gold claim."""
+def score_case(
+    case: Case, eng: EvidenceNecessityGraph
+) -> list[tuple[GoldClaim, Tally, dict[str, Any]]]:
+    """One ``(gold claim, its tally, the engine's verdict)`` per gold claim."""
     ids = [c["id"] for c in case.chunks]
     kept = {ids[i] for i in prune(list(case.chunks), eng).kept_indices}
-    out: list[tuple[GoldClaim, Tally, str]] = []
+    out: list[tuple[GoldClaim, Tally, dict[str, Any]]] = []
     for gold, k in zip(case.claims, case.segments, strict=True):
         claim = eng.claims[k]
         assert claim.text == gold.text, (case.id, claim.text, gold.text)
@@ -183,7 +185,14 @@ def score_case(case: Case, eng: EvidenceNecessityGraph) -> list[tuple[GoldClaim,
         if gold.status == "contradicted" and predicted == "contradicted":
             t.blamed = 1
             t.blame_exact = int({ids[i] for i in claim.contradicted_by} == gold.contradicted_by)
-        out.append((gold, t, predicted))
+        verdict = {
+            "predicted": predicted,
+            "p_entail": claim.p_entail,
+            "p_contra": claim.p_contra,
+            "necessary": sorted(need),
+            "contradicted_by": sorted(ids[i] for i in claim.contradicted_by),
+        }
+        out.append((gold, t, verdict))
     return out
 
 
@@ -202,14 +211,22 @@ def evaluate(engine: NecessityEngine, cases: Sequence[Case]) -> dict[str, Any]:
     confusion: Counter[tuple[str, str]] = Counter()
     claims_out = []
     for case, eng in zip(cases, engs, strict=True):
-        for gold, t, predicted in score_case(case, eng):
+        for gold, t, verdict in score_case(case, eng):
             total.add(t)
             by_domain[case.domain].add(t)
             for category in gold.categories:
                 by_category[category].add(t)
-            confusion[gold.status, predicted] += 1
+            confusion[gold.status, verdict["predicted"]] += 1
             claims_out.append(
-                {"case": case.id, "text": gold.text, "gold": gold.status, "predicted": predicted}
+                {
+                    "case": case.id,
+                    "text": gold.text,
+                    "categories": list(gold.categories),
+                    "gold": gold.status,
+                    "gold_necessary": sorted(gold.necessary),
+                    "gold_contradicted_by": sorted(gold.contradicted_by),
+                    **verdict,
+                }
             )
     return {
         "verifier": engs[0].verifier.model_dump(mode="json") if engs else None,
