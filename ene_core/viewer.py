@@ -61,6 +61,7 @@ font-size:13px}.chunk.unused .body{max-height:2.9em}
 .focus [data-key]:not(.hl){opacity:.3}.focus [data-edge]:not(.hl){opacity:.08}
 .claim.hl{outline:2px solid #1d232b}.chunk.hl{box-shadow:0 0 0 2px #1d232b}
 [data-edge]{fill:none;stroke:#1f4e99;stroke-width:2}[data-edge].hl{stroke-width:3.5}
+[data-edge].contra{stroke:#c62828;stroke-dasharray:5 3}
 svg text{font:11px system-ui,sans-serif}svg [data-key]{cursor:pointer}
 .row{display:flex;gap:28px;flex-wrap:wrap;align-items:flex-start}
 table{border-collapse:collapse;font-size:13px}td,th{padding:3px 8px;text-align:right;
@@ -176,7 +177,7 @@ def _answer(eng: EvidenceNecessityGraph) -> str:
         parts.append(esc(text[cursor:start]))
         piece = esc(text[start:end])
         if claim.checkable:
-            links = " ".join(f"d{i}" for i in claim.necessary)
+            links = _claim_links(claim)
             parts.append(
                 f'<span class="claim st-{esc(claim.status)}" data-key="c{claim.index}" '
                 f'data-links="{links}" tabindex="0" title="{esc(_claim_title(claim))}">'
@@ -189,9 +190,29 @@ def _answer(eng: EvidenceNecessityGraph) -> str:
     return "".join(parts)
 
 
-def _chunk(ctx: ContextNode) -> str:
+def _claim_links(claim: Claim) -> str:
+    """The chunks a claim needs, or, for a contradicted claim, the chunks that contradict it."""
+    return " ".join(f"d{i}" for i in (*claim.necessary, *claim.contradicted_by))
+
+
+def _contradicts(eng: EvidenceNecessityGraph) -> dict[int, list[int]]:
+    """Chunk index -> the claims it contradicts."""
+    out: dict[int, list[int]] = {}
+    for claim in eng.claims:
+        for i in claim.contradicted_by:
+            out.setdefault(i, []).append(claim.index)
+    return out
+
+
+def _chunk(ctx: ContextNode, contradicts: Sequence[int] = ()) -> str:
     state = _chunk_state(ctx)
-    links = " ".join(f"c{k}" for k in ctx.necessary_for)
+    links = " ".join(f"c{k}" for k in (*ctx.necessary_for, *contradicts))
+    against = (
+        f" · contradicts claim{'s' if len(contradicts) > 1 else ''} "
+        + ", ".join(str(k + 1) for k in contradicts)
+        if contradicts
+        else ""
+    )
     needed = (
         f"necessary for claim{'s' if len(ctx.necessary_for) > 1 else ''} "
         + ", ".join(str(k + 1) for k in ctx.necessary_for)
@@ -207,7 +228,8 @@ def _chunk(ctx: ContextNode) -> str:
         f'<li class="chunk {state}" data-key="d{ctx.index}" data-links="{links}" tabindex="0">'
         f'<div class="head"><span class="badge {state}">{state}</span><b>#{ctx.index + 1}</b>'
         f"<code>{esc(ctx.id)}</code><span>{ctx.tokens} tokens</span>"
-        f"<span>necessity {ctx.necessity_score:.2f}</span><span>{esc(needed)}</span>{meta}</div>"
+        f"<span>necessity {ctx.necessity_score:.2f}</span><span>{esc(needed + against)}</span>"
+        f"{meta}</div>"
         f'<div class="body">{esc(ctx.text)}</div></li>'
     )
 
@@ -226,18 +248,25 @@ def necessity_svg(eng: EvidenceNecessityGraph) -> str:
         f'<text x="{left}" y="12" text-anchor="middle" fill="#5f6b7a">claims</text>',
         f'<text x="{right}" y="12" text-anchor="middle" fill="#5f6b7a">chunks</text>',
     ]
-    for claim in claims:
-        for j in claim.necessary:
-            if j in dy:
-                y1, y2, mid = cy[claim.index], dy[j], (left + right) / 2
-                out.append(
-                    f'<path data-edge="c{claim.index} d{j}" d="M{left + 11} {y1:.1f} C{mid} '
-                    f'{y1:.1f} {mid} {y2:.1f} {right - 11} {y2:.1f}"><title>'
-                    f"{esc(_edge_title(claim, j))}</title></path>"
-                )
+    edges = [(claim, j, "") for claim in claims for j in claim.necessary]
+    edges += [(claim, j, ' class="contra"') for claim in claims for j in claim.contradicted_by]
+    for claim, j, cls in edges:
+        if j in dy:
+            y1, y2, mid = cy[claim.index], dy[j], (left + right) / 2
+            title = (
+                f"claim {claim.index + 1} is contradicted by chunk #{j + 1}"
+                if cls
+                else _edge_title(claim, j)
+            )
+            out.append(
+                f'<path{cls} data-edge="c{claim.index} d{j}" d="M{left + 11} {y1:.1f} C{mid} '
+                f'{y1:.1f} {mid} {y2:.1f} {right - 11} {y2:.1f}"><title>'
+                f"{esc(title)}</title></path>"
+            )
+    against = _contradicts(eng)
     for claim in claims:
         color = COLORS.get(claim.status or "", "#888")
-        links = " ".join(f"d{i}" for i in claim.necessary)
+        links = _claim_links(claim)
         out.append(
             f'<g data-key="c{claim.index}" data-links="{links}">'
             f"<title>{esc(_claim_title(claim))}</title>"
@@ -251,7 +280,7 @@ def necessity_svg(eng: EvidenceNecessityGraph) -> str:
         stroke = COLORS[state]
         ink = "#fff" if state != "unused" else "#5f6b7a"
         y = dy[ctx.index]
-        links = " ".join(f"c{k}" for k in ctx.necessary_for)
+        links = " ".join(f"c{k}" for k in (*ctx.necessary_for, *against.get(ctx.index, [])))
         out.append(
             f'<g data-key="d{ctx.index}" data-links="{links}">'
             f"<title>chunk #{ctx.index + 1} ({state}): {esc(ctx.id)}</title>"
@@ -286,6 +315,7 @@ def render_eng(eng: EvidenceNecessityGraph, anchor: str = "r-1", label: str | No
         f'<p><span class="mute">Question:</span> {esc(eng.question)}</p>' if eng.question else ""
     )
     warnings = "".join(f"<div>warning: {esc(w)}</div>" for w in eng.warnings)
+    against = _contradicts(eng)
     return (
         f'<section class="card eng" id="{esc(anchor)}" data-eng>'
         f"<h2>Request <code>{esc(name)}</code></h2>{question}{_chips(eng)}"
@@ -294,12 +324,12 @@ def render_eng(eng: EvidenceNecessityGraph, anchor: str = "r-1", label: str | No
         '<span class="claim st-supported">supported</span> '
         '<span class="claim st-contradicted">contradicted</span> '
         '<span class="claim st-unsupported">unsupported</span> '
-        "· hover or click a claim or chunk to see what it needs</div>"
+        "· hover or click a claim or chunk to see what it needs (dashed: contradicts)</div>"
         f'<div class="legend">verifier <code>{esc(eng.verifier.model)}</code>, '
         f"threshold {eng.verifier.threshold:g}</div></div>"
         f'<div class="graph"><h3>Necessity</h3>{necessity_svg(eng)}</div>'
         '<div class="chunkcol"><h3>Chunks</h3><ol class="chunks">'
-        + "".join(_chunk(c) for c in eng.contexts)
+        + "".join(_chunk(c, against.get(c.index, [])) for c in eng.contexts)
         + f'</ol></div></div><div class="warnings">{warnings}</div></section>'
     )
 

@@ -12,7 +12,7 @@ from ene_core.cli import main, render
 from ene_core.graph import SCHEMA_VERSION
 from ene_core.premise import PremisePacker
 from ene_core.testing import KeywordOracle
-from ene_core.viewer import render_html
+from ene_core.viewer import render_eng, render_html
 
 FIXTURE_1_0 = Path(__file__).parent / "data" / "eng_1_0.json"
 
@@ -130,3 +130,18 @@ def test_viewer_titles_name_the_contradicting_chunk(keyword_engine: NecessityEng
     )
     html = render_html([eng])
     assert "claim 1: contradicted, p(contra)=0.90, by #2" in html
+
+
+def test_viewer_draws_contradiction_edges(keyword_engine: NecessityEngine) -> None:
+    eng = keyword_engine.evaluate(
+        "Paris is the capital of France. The tower is 500 metres tall.",
+        ["Paris is the capital of France.", "Bananas are yellow.", "The tower is 330 metres tall."],
+    )
+    html = render_eng(eng)
+    assert '<path class="contra" data-edge="c1 d2"' in html
+    assert html.count('class="contra"') == 1  # the necessity edge c0-d0 stays plain
+    assert '<path data-edge="c0 d0"' in html
+    assert "claim 2 is contradicted by chunk #3" in html
+    assert 'data-key="c1" data-links="d2"' in html  # hovering the claim lights the chunk
+    assert 'data-key="d2" data-links="c1"' in html
+    assert "contradicts claim 2" in html
