@@ -244,7 +244,13 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 def render(eng: EvidenceNecessityGraph) -> str:
     """A readable plain-text view of one graph."""
-    lines = [f"ENG {eng.schema_version}  model={eng.verifier.model}  tau={eng.verifier.threshold}"]
+    v = eng.verifier
+    tau_c = (
+        ""
+        if v.contradiction_threshold in (None, v.threshold)
+        else (f"  tau_contra={v.contradiction_threshold}")
+    )
+    lines = [f"ENG {eng.schema_version}  model={v.model}  tau={v.threshold}{tau_c}"]
     for claim in eng.claims:
         if not claim.checkable:
             lines.append(f"  [{claim.index}] ({claim.kind}, not checked) {claim.text}")

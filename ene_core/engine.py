@@ -117,6 +117,7 @@ class NecessityEngine:
         oracle: SupportOracle | None = None,
         threshold: float | None = None,
         *,
+        contradiction_threshold: float | None = None,
         packer: PremisePacker | None = None,
         support_matrix: bool = False,
         cache_size: int = 65_536,
@@ -134,6 +135,15 @@ class NecessityEngine:
         self.threshold = 0.5 if resolved is None else float(resolved)
         if not 0.0 < self.threshold <= 1.0:
             raise InvalidInputError(f"threshold must be in (0, 1], got {self.threshold}")
+        # the model's calibrated value applies only with the model's own τ
+        contra = contradiction_threshold
+        if contra is None and threshold is None:
+            contra = getattr(oracle, "default_contradiction_threshold", None)
+        self.contradiction_threshold = self.threshold if contra is None else float(contra)
+        if not 0.0 < self.contradiction_threshold <= 1.0:
+            raise InvalidInputError(
+                f"contradiction_threshold must be in (0, 1], got {self.contradiction_threshold}"
+            )
         self.packer = packer or PremisePacker()
         self.support_matrix = support_matrix
         self.cache = ScoreCache(cache_size)
@@ -144,6 +154,9 @@ class NecessityEngine:
             max_batch=max_batch_requests,
             overflow=overflow,
         )
+
+    def _decide(self, scores: Scores) -> Verdict:
+        return decide(scores, self.threshold, self.contradiction_threshold)
 
     # -- public API ------------------------------------------------------------------------
     def evaluate(
@@ -322,7 +335,7 @@ class NecessityEngine:
 
         base = yield [check(k, None) for k in claims] if claims else []
         baseline = dict(zip(claims, base, strict=True))
-        verdicts = {k: decide(baseline[k], self.threshold) for k in claims}
+        verdicts = {k: self._decide(baseline[k]) for k in claims}
         supported = [k for k in claims if verdicts[k] == "supported"]
         contradicted = [k for k in claims if verdicts[k] == "contradicted"]
         # Suspects of a contradiction: the contexts that fed the premise that contradicted it.
@@ -336,7 +349,7 @@ class NecessityEngine:
         loo, alone = both[: len(loo_checks)], both[len(loo_checks) :]
         without = {k: loo[s * n : (s + 1) * n] for s, k in enumerate(supported)}
         necessary = {
-            k: [i for i in everything if decide(without[k][i], self.threshold) != "supported"]
+            k: [i for i in everything if self._decide(without[k][i]) != "supported"]
             for k in supported
         }
         blame = yield from self._contradictors(check, n, contradicted, suspects, alone)
@@ -375,7 +388,7 @@ class NecessityEngine:
         contradiction; if none does either, all of them (only together do they contradict)."""
         scores = iter(alone)
         blame = {
-            k: [i for i in suspects[k] if decide(next(scores), self.threshold) == "contradicted"]
+            k: [i for i in suspects[k] if self._decide(next(scores)) == "contradicted"]
             for k in contradicted
         }
         joint = [k for k in contradicted if not blame[k]]
@@ -383,7 +396,7 @@ class NecessityEngine:
             checks = [check(k, (j for j in range(n) if j != i)) for k in joint for i in suspects[k]]
             lifted = iter((yield checks))
             for k in joint:
-                outcome = [decide(next(lifted), self.threshold) for _ in suspects[k]]
+                outcome = [self._decide(next(lifted)) for _ in suspects[k]]
                 blame[k] = [
                     i for i, v in zip(suspects[k], outcome, strict=True) if v != "contradicted"
                 ] or list(suspects[k])
@@ -413,9 +426,7 @@ class NecessityEngine:
             ]
             scores = yield checks
             return [
-                k
-                for k, s in zip(supported, scores, strict=True)
-                if decide(s, self.threshold) != "supported"
+                k for k, s in zip(supported, scores, strict=True) if self._decide(s) != "supported"
             ]
 
         while supported and len(kept) < n:
@@ -533,6 +544,7 @@ class NecessityEngine:
                 model=self.oracle.name,
                 revision=self.oracle.revision,
                 threshold=self.threshold,
+                contradiction_threshold=self.contradiction_threshold,
                 packing=self.packer.describe(),
             ),
             counts=_counts(claims, contexts),

@@ -79,6 +79,7 @@ class Verifier(_Model):
     model: str
     revision: str | None = None
     threshold: float
+    contradiction_threshold: float | None = None  # 1.1; None: the same as ``threshold``
     packing: dict[str, Any] = Field(default_factory=dict)
 
 

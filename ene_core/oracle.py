@@ -55,11 +55,18 @@ class Scores:
     truncated: bool = False
 
 
-def decide(scores: Scores, threshold: float) -> Verdict:
-    """Fail-closed decision rule: unsure means unsupported."""
+def decide(
+    scores: Scores, threshold: float, contradiction_threshold: float | None = None
+) -> Verdict:
+    """Fail-closed decision rule: unsure means unsupported.
+
+    Supported iff ``p_entail >= threshold`` and ``p_entail > p_contra``; contradicted iff
+    ``p_contra >= contradiction_threshold`` (default: ``threshold``) and ``p_contra > p_entail``.
+    """
+    contra_tau = threshold if contradiction_threshold is None else contradiction_threshold
     if scores.entail >= threshold and scores.entail > scores.contra:
         return "supported"
-    if scores.contra >= threshold and scores.contra > scores.entail:
+    if scores.contra >= contra_tau and scores.contra > scores.entail:
         return "contradicted"
     return "unsupported"
 
@@ -191,6 +198,8 @@ class NLIOracle:
         self.revision = getattr(config, "_commit_hash", None) or _fingerprint(path)
         threshold = getattr(config, "ene_threshold", None)
         self.default_threshold = float(threshold) if threshold is not None else None
+        contra = getattr(config, "ene_contradiction_threshold", None)
+        self.default_contradiction_threshold = float(contra) if contra is not None else None
         self._lock = threading.Lock()
         self.padding = {"pairs": 0, "rows": 0, "tokens": 0, "padded_tokens": 0}
         self.oom_splits = 0
