@@ -13,9 +13,10 @@ the claim text and kept as ``cited`` indices, and sentences that state nothing c
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Literal
+from typing import Any, Literal
 
 SegmentKind = Literal["claim", "question", "refusal", "heading", "citation", "filler"]
 
@@ -58,14 +59,32 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     for line_start, line_end in _lines(text):
         line = text[line_start:line_end]
         starts = [
-            sentence[0].offset
+            start
             for paragraph in segmenter.analyze(line)
             for sentence in paragraph
             if sentence
+            for start in (sentence[0].offset, *_missed_starts(sentence))
         ]
         bounds = [0, *sorted(set(starts) - {0}), len(line)]
         spans.extend((line_start + a, line_start + b) for a, b in pairwise(bounds) if b > a)
     return _absorb_blank(text, spans)
+
+
+_DECIMAL = re.compile(r"\d+(?:\.\d+)+")
+_DEGREE_UNITS = frozenset({"C", "F", "K"})
+
+
+def _missed_starts(sentence: Sequence[Any]) -> Iterator[int]:
+    """Sentence starts syntok misses: after a full stop that ends a decimal ("Python 3.12.") or
+    a temperature ("100 °C.") when a capitalised word follows after a space."""
+    for i in range(1, len(sentence) - 1):
+        nxt = sentence[i + 1]
+        if sentence[i].value != "." or not nxt.spacing or not nxt.value[:1].isupper():
+            continue
+        prev = sentence[i - 1].value
+        degree = prev in _DEGREE_UNITS and i >= 2 and sentence[i - 2].value == "°"
+        if _DECIMAL.fullmatch(prev) or degree:
+            yield nxt.offset
 
 
 def split_claims(answer: str) -> list[Segment]:

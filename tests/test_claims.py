@@ -1,5 +1,6 @@
 import itertools
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -95,3 +96,22 @@ def test_sentence_spans_cover_context_text() -> None:
     spans = split_sentences(text)
     assert "".join(text[a:b] for a, b in spans) == text
     assert len(spans) == 3
+
+
+@pytest.mark.parametrize(
+    ("answer", "claims"),
+    [
+        ("It runs Python 3.12. Python is fast.", ["It runs Python 3.12.", "Python is fast."]),
+        (
+            "Water boils at 100 °C. Ice melts at 0 °C.",
+            ["Water boils at 100 °C.", "Ice melts at 0 °C."],
+        ),
+        ("Version 1.2.3. Next came 2.0.", ["Version 1.2.3.", "Next came 2.0."]),
+        ("It is 3.5 m. wide", ["It is 3.5 m. wide"]),  # no capital after the stop: one claim
+        ("Pi is about 3.14 and rising.", ["Pi is about 3.14 and rising."]),
+    ],
+)
+def test_a_sentence_ending_in_a_decimal_or_temperature_is_split(
+    answer: str, claims: list[str]
+) -> None:
+    assert [s.text for s in split_claims(answer) if s.checkable] == claims
