@@ -38,8 +38,9 @@ a size cap.
 
 Pruning: :func:`prune_unused` / :func:`aprune_unused` return a copy of a ``Response``,
 ``AgentChatResponse`` or consumed streaming response whose ``source_nodes`` are the minimal
-sufficient set; :class:`NecessityQueryEngine` wraps a query (or chat) engine and
-:class:`NecessityChatEngine` a chat engine to do so on every call.
+sufficient set, or of an ``AgentOutput`` whose tool outputs keep only the sources it needed;
+:class:`NecessityQueryEngine` wraps a query (or chat) engine and :class:`NecessityChatEngine` a
+chat engine to do so on every call.
 """
 
 from __future__ import annotations
@@ -62,7 +63,12 @@ from collections.abc import (
 )
 from typing import Any, NamedTuple
 
-from llama_index.core.agent.workflow import AgentWorkflow, BaseWorkflowAgent, ToolCallResult
+from llama_index.core.agent.workflow import (
+    AgentOutput,
+    AgentWorkflow,
+    BaseWorkflowAgent,
+    ToolCallResult,
+)
 from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse
 from llama_index.core.base.response.schema import (
@@ -380,15 +386,9 @@ class NecessityHandler:
         unit = self._units.get(owner)
         if unit is None or unit.recorder is None:
             return
-        output = result.tool_output
-        text = str(output.content)
-        context: dict[str, Any] = {
-            "id": result.tool_id or stable_id(text, len(unit.contexts)),
-            "text": text,
-            "metadata": {"tool": result.tool_name},
-        }
+        context = _tool_context(result, len(unit.contexts))
         with contextlib.suppress(KeyError):  # a query engine tool: its answer has its own ENG
-            context["metadata"]["ene_source"] = self.request_id(output.raw_output)
+            context["metadata"]["ene_source"] = self.request_id(result.tool_output.raw_output)
         unit.contexts.append(context)
         unit.recorder.documents([context], origin=result.tool_name)
 
@@ -652,6 +652,16 @@ def _context(node: NodeWithScore) -> dict[str, Any]:
     }
 
 
+def _tool_context(result: ToolCallResult, position: int) -> dict[str, Any]:
+    """What the model read of a tool call's result, keyed by the tool call id."""
+    text = str(result.tool_output.content)
+    return {
+        "id": result.tool_id or stable_id(text, position),
+        "text": text,
+        "metadata": {"tool": result.tool_name},
+    }
+
+
 def _document(
     node_id: str, position: int, found: dict[str, tuple[str, int, Any]]
 ) -> dict[str, Any]:
@@ -857,6 +867,15 @@ class _Answered:
     answer: str
     nodes: list[NodeWithScore]
 
+    def contexts(self) -> list[dict[str, Any]]:
+        return [_context(n) for n in self.nodes]
+
+    def fits(self, eng: Any, engine: NecessityEngine | None) -> bool:
+        """Whether ``eng`` was computed on exactly these nodes (and by ``engine``'s verifier)."""
+        return _verified_by(eng, engine) and [c.id for c in eng.contexts] == [
+            n.node.node_id for n in self.nodes
+        ]
+
     def copy(self, nodes: list[NodeWithScore], metadata: dict[str, Any]) -> Any:
         item = self.original
         if isinstance(item, (StreamingResponse, AsyncStreamingResponse)):
@@ -864,6 +883,12 @@ class _Answered:
         if isinstance(item, StreamingAgentChatResponse):
             return AgentChatResponse(self.answer, list(item.sources), nodes, metadata=metadata)
         return dataclasses.replace(item, source_nodes=nodes, metadata=metadata)
+
+
+def _verified_by(eng: Any, engine: NecessityEngine | None) -> bool:
+    return isinstance(eng, EvidenceNecessityGraph) and (
+        engine is None or eng.verifier.model == engine.oracle.name
+    )
 
 
 def _answered(response: Any, text: str | None) -> _Answered:
@@ -878,8 +903,8 @@ def _answered(response: Any, text: str | None) -> _Answered:
         text = response.response
     else:
         raise InvalidInputError(
-            "prune_unused takes a Response, StreamingResponse, AgentChatResponse or "
-            f"StreamingAgentChatResponse, got {type(response).__name__}"
+            "prune_unused takes a Response, StreamingResponse, AgentChatResponse, "
+            f"StreamingAgentChatResponse or AgentOutput, got {type(response).__name__}"
         )
     if text is None:
         raise InvalidInputError(
@@ -917,7 +942,16 @@ def prune_unused(
     evaluated with ``engine`` (default: the shared engine). Fail-safe: if evaluation fails
     nothing is pruned and the reason says why. For ``AsyncStreamingResponse`` use
     :func:`aprune_unused`.
+
+    An ``AgentOutput`` (what ``await agent.run(...)`` returns) is pruned through its tool calls:
+    the answer's graph says which tool outputs it needed; a needed output's raw ``Response`` (a
+    query engine tool's) is replaced by its pruned copy (the linked inner ENG's set), the others
+    by copies with no ``source_nodes``. Every tool call stays, with its arguments and the content
+    the model read. The copy's ``metadata`` (an event field) holds ``ene`` and ``ene_pruning``:
+    the tool call ids kept and dropped, and per tool call the node ids kept and dropped.
     """
+    if isinstance(response, AgentOutput):
+        return _prune_agent(response, engine=engine, keep=keep, question=question, timeout=timeout)
     if isinstance(response, AsyncStreamingResponse) and response.response_txt is None:
         raise TypeError("an AsyncStreamingResponse needs `await aprune_unused(response)`")
     pending = _pending(response)
@@ -925,7 +959,7 @@ def prune_unused(
         with contextlib.suppress(Exception):
             pending[0].result(pending[1], timeout)
     view = _view(response, pending)
-    eng, error = _graph(response, view, pending, question, engine, timeout)
+    eng, error = _graph(view, pending, question, engine, timeout)
     return _pruned(view, eng, error, keep, pending)
 
 
@@ -938,12 +972,16 @@ async def aprune_unused(
     timeout: float = 30.0,
 ) -> Any:
     """:func:`prune_unused` for async code (also takes a consumed ``AsyncStreamingResponse``)."""
+    if isinstance(response, AgentOutput):
+        return await _aprune_agent(
+            response, engine=engine, keep=keep, question=question, timeout=timeout
+        )
     pending = _pending(response)
     if pending is not None and _needs_stream_text(response):
         with contextlib.suppress(Exception):
             await pending[0].aresult(pending[1], timeout)
     view = _view(response, pending)
-    eng, error = await _agraph(response, view, pending, question, engine, timeout)
+    eng, error = await _agraph(view, pending, question, engine, timeout)
     return _pruned(view, eng, error, keep, pending)
 
 
@@ -961,12 +999,7 @@ def _pruned(
     pending: tuple[NecessityHandler, str] | None,
 ) -> Any:
     outcome = prune(view.nodes, eng, keep=keep)
-    metadata = dict(getattr(view.original, "metadata", None) or {})
-    metadata.pop("ene", None)  # a graph by another verifier or on other nodes does not apply
-    if pending is not None:
-        metadata["ene_request_id"] = pending[1]
-    if eng is not None:
-        metadata["ene"] = eng
+    metadata = _metadata(view.original, eng, pending)
     metadata["ene_pruning"] = {
         "kept": [n.node.node_id for n in outcome.kept],
         "dropped": [n.node.node_id for n in outcome.dropped],
@@ -976,13 +1009,17 @@ def _pruned(
     return view.copy(list(outcome.kept), metadata)
 
 
-def _fits(eng: Any, nodes: list[NodeWithScore], engine: NecessityEngine | None) -> bool:
-    """Whether ``eng`` was computed on exactly these nodes (and by ``engine``'s verifier)."""
-    return (
-        isinstance(eng, EvidenceNecessityGraph)
-        and [c.id for c in eng.contexts] == [n.node.node_id for n in nodes]
-        and (engine is None or eng.verifier.model == engine.oracle.name)
-    )
+def _metadata(
+    original: Any, eng: EvidenceNecessityGraph | None, pending: tuple[NecessityHandler, str] | None
+) -> dict[str, Any]:
+    """The copy's metadata: the original's, with this request id and graph."""
+    metadata = dict(getattr(original, "metadata", None) or {})
+    metadata.pop("ene", None)  # a graph by another verifier or on other nodes does not apply
+    if pending is not None:
+        metadata["ene_request_id"] = pending[1]
+    if eng is not None:
+        metadata["ene"] = eng
+    return metadata
 
 
 def _pending(response: Any) -> tuple[NecessityHandler, str] | None:
@@ -1003,8 +1040,7 @@ def _known(response: Any) -> Any:
 
 
 def _graph(
-    response: Any,
-    view: _Answered,
+    view: _Answered | _AgentView,
     pending: tuple[NecessityHandler, str] | None,
     question: str | None,
     engine: NecessityEngine | None,
@@ -1012,13 +1048,15 @@ def _graph(
 ) -> tuple[EvidenceNecessityGraph | None, str | None]:
     """The response's or the handler's graph when it fits, else a fresh one; or why none."""
     try:
-        eng = _known(response)
-        if not _fits(eng, view.nodes, engine) and pending:
+        eng = _known(view.original)
+        if not view.fits(eng, engine) and pending:
             with contextlib.suppress(Exception):  # waiting on the handler is an optimisation
                 eng = pending[0].result(pending[1], timeout).eng
-        if _fits(eng, view.nodes, engine):
+        if view.fits(eng, engine):
             return eng, None
-        contexts = [_context(n) for n in view.nodes]
+        contexts = view.contexts()
+        if not contexts:
+            return None, "no contexts to evaluate against"
         return (engine or default_engine()).evaluate(view.answer, contexts, question), None
     except Exception as exc:
         logger.warning("ENE pruning kept every node: %s", exc)
@@ -1026,25 +1064,191 @@ def _graph(
 
 
 async def _agraph(
-    response: Any,
-    view: _Answered,
+    view: _Answered | _AgentView,
     pending: tuple[NecessityHandler, str] | None,
     question: str | None,
     engine: NecessityEngine | None,
     timeout: float,
 ) -> tuple[EvidenceNecessityGraph | None, str | None]:
     try:
-        eng = _known(response)
-        if not _fits(eng, view.nodes, engine) and pending:
+        eng = _known(view.original)
+        if not view.fits(eng, engine) and pending:
             with contextlib.suppress(Exception):
                 eng = (await pending[0].aresult(pending[1], timeout)).eng
-        if _fits(eng, view.nodes, engine):
+        if view.fits(eng, engine):
             return eng, None
-        contexts = [_context(n) for n in view.nodes]
+        contexts = view.contexts()
+        if not contexts:
+            return None, "no contexts to evaluate against"
         return await (engine or default_engine()).aevaluate(view.answer, contexts, question), None
     except Exception as exc:
         logger.warning("ENE pruning kept every node: %s", exc)
         return None, f"{type(exc).__name__}: {exc}"
+
+
+# -- pruning an agent's output: through its tool calls -----------------------------------------
+_SOURCED = (Response, AgentChatResponse)  # tool outputs whose source_nodes can be pruned
+
+
+@dataclasses.dataclass(frozen=True)
+class _AgentView:
+    """An ``AgentOutput`` as pruning sees it: the answer and this run's tool call results."""
+
+    original: AgentOutput
+    answer: str
+    results: list[ToolCallResult]
+
+    @classmethod
+    def of(cls, output: AgentOutput) -> _AgentView:
+        calls: list[Any] = list(output.tool_calls)  # typed ToolSelection; holds the results
+        results = [t for t in calls if isinstance(t, ToolCallResult)]
+        return cls(output, str(output.response.content or ""), results)
+
+    def contexts(self) -> list[dict[str, Any]]:
+        return [_tool_context(r, i) for i, r in enumerate(self.results)]
+
+    def fits(self, eng: Any, engine: NecessityEngine | None) -> bool:
+        """Whether ``eng`` covers exactly these tool outputs (in any order), by ``engine``."""
+        ids = [c["id"] for c in self.contexts()]
+        return (
+            _verified_by(eng, engine)
+            and len(set(ids)) == len(ids) == len(eng.contexts)
+            and set(ids) == {c.id for c in eng.contexts}
+        )
+
+    def sourced(self) -> list[int]:
+        """Positions of the tool results whose raw output carries source nodes to prune."""
+        return [
+            i for i, r in enumerate(self.results) if isinstance(r.tool_output.raw_output, _SOURCED)
+        ]
+
+    def pruned(
+        self,
+        eng: EvidenceNecessityGraph | None,
+        error: str | None,
+        keep: KeepPolicy,
+        pending: tuple[NecessityHandler, str] | None,
+        inner: dict[int, Any],
+    ) -> AgentOutput:
+        """The copy: every tool call stays; each sourced output's raw copy is ``inner``'s, emptied
+        of its sources when the answer did not need that output."""
+        ids = [c["id"] for c in self.contexts()]
+        at = {ident: i for i, ident in enumerate(ids)}
+        order = [at[c.id] for c in eng.contexts] if eng is not None else list(range(len(ids)))
+        outcome = prune(order, eng, keep=keep)
+        needed = set(outcome.kept)
+        calls: list[Any] = []
+        sources: dict[str, Any] = {}
+        for i, result in enumerate(self.results):
+            raw = inner.get(i)
+            if raw is None:
+                calls.append(_event_copy(result))
+                continue
+            if i not in needed:
+                raw = _drop_sources(result.tool_output.raw_output, raw)
+            sources[ids[i]] = {k: raw.metadata["ene_pruning"][k] for k in ("kept", "dropped")}
+            output = result.tool_output.model_copy(update={"raw_output": raw})
+            calls.append(_event_copy(result, tool_output=output))
+        metadata = _metadata(self.original, eng, pending)
+        metadata["ene_pruning"] = {
+            "kept": [ids[i] for i in sorted(needed)],
+            "dropped": [ids[i] for i in sorted(outcome.dropped)],
+            "tokens_saved": outcome.tokens_saved,
+            "reason": outcome.reason if error is None else f"{outcome.reason} ({error})",
+            "sources": sources,
+        }
+        copy = _event_copy(self.original, tool_calls=calls)
+        copy.metadata = metadata  # the copy's own event data, never the original's
+        return copy
+
+
+def _event_copy(event: Any, **update: Any) -> Any:
+    """A shallow copy of a workflow event with its own dynamic-field dict (not shared)."""
+    copy = event.model_copy(update=update)
+    copy._data = dict(event._data)
+    return copy
+
+
+def _drop_sources(original: Any, pruned: Any) -> Any:
+    """``pruned`` (a tool output's pruned copy) with no sources left: the answer did not need it."""
+    nodes = list(original.source_nodes or [])
+    eng = pruned.metadata.get("ene")
+    if isinstance(eng, EvidenceNecessityGraph) and len(eng.contexts) == len(nodes):
+        tokens = sum(c.tokens for c in eng.contexts)
+    else:  # no graph of it: words, as the engine counts without a tokenizer
+        tokens = sum(len(n.node.get_content().split()) for n in nodes)
+    info = {
+        "kept": [],
+        "dropped": [n.node.node_id for n in nodes],
+        "tokens_saved": tokens,
+        "reason": "the agent's answer did not need this tool output",
+    }
+    return dataclasses.replace(
+        pruned, source_nodes=[], metadata={**pruned.metadata, "ene_pruning": info}
+    )
+
+
+def _tool_question(result: ToolCallResult) -> str | None:
+    """The query a tool was called with (the inner engine's question)."""
+    query = result.tool_kwargs.get("input")
+    return query if isinstance(query, str) else None
+
+
+def _prune_agent(
+    output: AgentOutput,
+    *,
+    engine: NecessityEngine | None,
+    keep: KeepPolicy,
+    question: str | None,
+    timeout: float,
+) -> AgentOutput:
+    """A copy of an agent's output whose tool outputs carry only the sources the answer needed.
+
+    The answer's graph (the handler's, else evaluated against this run's tool outputs) says which
+    tool outputs the answer needed; each needed output that carries source nodes (a query engine
+    tool's ``Response``) is pruned by its own graph, the linked inner ENG
+    (:func:`prune_unused`); the others keep no sources. Tool calls themselves (ids, arguments,
+    the content the model read) all stay. Each level fails safe on its own.
+    """
+    pending = _pending(output)
+    view = _AgentView.of(output)
+    eng, error = _graph(view, pending, question, engine, timeout)
+    options: dict[str, Any] = {"engine": engine, "keep": keep, "timeout": timeout}
+    inner = {
+        i: prune_unused(
+            view.results[i].tool_output.raw_output,
+            question=_tool_question(view.results[i]),
+            **options,
+        )
+        for i in view.sourced()
+    }
+    return view.pruned(eng, error, keep, pending, inner)
+
+
+async def _aprune_agent(
+    output: AgentOutput,
+    *,
+    engine: NecessityEngine | None,
+    keep: KeepPolicy,
+    question: str | None,
+    timeout: float,
+) -> AgentOutput:
+    pending = _pending(output)
+    view = _AgentView.of(output)
+    eng, error = await _agraph(view, pending, question, engine, timeout)
+    options: dict[str, Any] = {"engine": engine, "keep": keep, "timeout": timeout}
+    positions = view.sourced()
+    copies = await asyncio.gather(
+        *(
+            aprune_unused(
+                view.results[i].tool_output.raw_output,
+                question=_tool_question(view.results[i]),
+                **options,
+            )
+            for i in positions
+        )
+    )
+    return view.pruned(eng, error, keep, pending, dict(zip(positions, copies, strict=True)))
 
 
 class _Pruning:

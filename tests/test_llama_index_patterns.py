@@ -43,8 +43,9 @@ from llama_index.core.question_gen import LLMQuestionGenerator
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.selectors import LLMMultiSelector, LLMSingleSelector
 from llama_index.core.tools import QueryEngineTool, ToolSelection
-from test_llama_index import DOCS, ExtractiveLLM
+from test_llama_index import DOCS, ExtractiveLLM, RaisingOracle
 
+from ene_core import NecessityEngine
 from ene_integrations import llama_index as eli
 
 CAPITAL, TOWER = "What is the capital city of France?", "How tall is the Eiffel Tower?"
@@ -80,15 +81,16 @@ class SortedNodes(BaseNodePostprocessor):
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
-        return sorted(nodes, key=lambda n: (-(n.score or 0.0), n.node.node_id))
+        return sorted(nodes, key=lambda n: (-round(n.score or 0.0, 6), n.node.node_id))
 
 
 def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 3} - {"what", "which"}
 
 
-def scripted_agent_llm(tool: str) -> MockFunctionCallingLLM:
-    """First turn: call ``tool`` with the user's question; then answer from the tool results."""
+def scripted_agent_llm(tool: str, asks: Sequence[str] = ()) -> MockFunctionCallingLLM:
+    """First turn: call ``tool`` with each of ``asks`` (default: the user's question); then
+    answer with the tool results' sentences that share a word with the question."""
 
     def respond(messages: Sequence[ChatMessage], **kwargs: Any) -> ChatMessage:
         users = [i for i, m in enumerate(messages) if m.role.value == "user"]
@@ -96,9 +98,12 @@ def scripted_agent_llm(tool: str) -> MockFunctionCallingLLM:
         results = [m.content or "" for m in messages[last + 1 :] if m.role.value == "tool"]
         question = messages[last].content or "" if users else ""
         if not results:
-            call = ToolSelection(tool_id="call-1", tool_name=tool, tool_kwargs={"input": question})
+            calls = [
+                ToolSelection(tool_id=f"call-{i}", tool_name=tool, tool_kwargs={"input": ask})
+                for i, ask in enumerate(asks or [question], start=1)
+            ]
             return ChatMessage(
-                role="assistant", content="", additional_kwargs={"tool_calls": [call]}
+                role="assistant", content="", additional_kwargs={"tool_calls": calls}
             )
         picked = [
             s for r in results for s in re.split(r"(?<=\.)\s+", r) if _words(s) & _words(question)
@@ -352,3 +357,107 @@ async def test_tool_call_results_are_not_touched(index, handler) -> None:
     assert (
         str(raw) == DOCS[1] and "ene" not in raw.metadata and "ene_request_id" not in raw.metadata
     )
+
+
+# -- pruning an agent's output ---------------------------------------------------------------------
+def two_call_agent(index: VectorStoreIndex) -> FunctionAgent:
+    """Asks the tool about the tower and about Paris; answers the tower question from the first."""
+    return FunctionAgent(tools=[tool_of(index)], llm=scripted_agent_llm("facts", [TOWER, CAPITAL]))
+
+
+def calls_of(output: AgentOutput) -> list[ToolCallResult]:
+    return [t for t in output.tool_calls if isinstance(t, ToolCallResult)]
+
+
+def sources(output: AgentOutput) -> list[list[str]]:
+    return [
+        [n.node.get_content() for n in c.tool_output.raw_output.source_nodes]
+        for c in calls_of(output)
+    ]
+
+
+def agent_snapshot(output: AgentOutput) -> str:
+    """Everything pruning could touch in an agent's output, as text."""
+    raws = [c.tool_output.raw_output for c in calls_of(output)]
+    return json.dumps(
+        [
+            str(output),
+            sorted(output.keys()),
+            [(c.tool_id, c.tool_output.content, sorted(c.keys())) for c in calls_of(output)],
+            [(str(r), sorted(r.metadata), [n.node.node_id for n in r.source_nodes]) for r in raws],
+        ]
+    )
+
+
+async def test_prune_agent_output_down_to_the_chunks_via_the_linked_engs(index, handler) -> None:
+    output = await two_call_agent(index).run(user_msg=TOWER)
+    assert str(output) == DOCS[1] and [c.tool_id for c in calls_of(output)] == ["call-1", "call-2"]
+    before = agent_snapshot(output)
+    assert [sorted(s) for s in sources(output)] == [sorted(DOCS)] * 2
+    pruned = eli.prune_unused(output)
+    assert agent_snapshot(output) == before  # the original is untouched
+    assert isinstance(pruned, AgentOutput) and pruned is not output and str(pruned) == DOCS[1]
+    assert [(c.tool_id, c.tool_output.content) for c in calls_of(pruned)] == [
+        ("call-1", DOCS[1]),
+        ("call-2", DOCS[0]),
+    ]  # every tool call stays, with what the model read
+    assert sources(pruned) == [[DOCS[1]], []]
+    eng = handler.result(output).eng
+    info = pruned.metadata["ene_pruning"]
+    assert pruned.metadata["ene"] is eng and handler.request_id(pruned) == handler.request_id(
+        output
+    )
+    assert info["kept"] == ["call-1"] and info["dropped"] == ["call-2"]
+    inner = handler.linked(output)
+    raw = calls_of(pruned)[0].tool_output.raw_output
+    assert raw.metadata["ene"] is inner["call-1"].eng  # the linked inner ENG decided
+    assert info["sources"]["call-1"] == {
+        "kept": [n.node.node_id for n in raw.source_nodes],
+        "dropped": [c.id for c in inner["call-1"].eng.contexts if not c.used],
+    }
+    dropped = calls_of(pruned)[1].tool_output.raw_output
+    assert len(info["sources"]["call-2"]["dropped"]) == 4
+    assert dropped.metadata["ene_pruning"]["tokens_saved"] == sum(
+        c.tokens for c in inner["call-2"].eng.contexts
+    )
+    again = await eli.aprune_unused(output)
+    assert agent_snapshot(again) == agent_snapshot(pruned)  # same inputs, same copy
+
+
+async def test_aprune_agent_output_without_a_handler_evaluates_both_levels(
+    index, keyword_engine
+) -> None:
+    output = await two_call_agent(index).run(user_msg=TOWER)
+    before = agent_snapshot(output)
+    pruned = await eli.aprune_unused(output, engine=keyword_engine, question=TOWER)
+    assert agent_snapshot(output) == before
+    assert sources(pruned) == [[DOCS[1]], []]
+    eng = pruned.metadata["ene"]
+    assert (
+        eng.answer == DOCS[1] and eng.question == TOWER and "ene_request_id" not in pruned.metadata
+    )
+    assert [c.id for c in eng.contexts] == ["call-1", "call-2"] and texts(eng) == [DOCS[1], DOCS[0]]
+    kept_raw, dropped_raw = (c.tool_output.raw_output for c in calls_of(pruned))
+    assert kept_raw.metadata["ene"].question == TOWER  # the tool's input was the inner question
+    assert dropped_raw.metadata["ene_pruning"]["tokens_saved"] > 0
+    assert dropped_raw.metadata["ene_pruning"]["reason"].startswith("the agent's answer did not")
+
+
+async def test_prune_agent_output_fails_safe(index) -> None:
+    output = await two_call_agent(index).run(user_msg=TOWER)
+    broken = NecessityEngine(RaisingOracle())
+    try:
+        pruned = eli.prune_unused(output, engine=broken)
+    finally:
+        broken.close()
+    assert [sorted(s) for s in sources(pruned)] == [sorted(DOCS)] * 2  # nothing dropped anywhere
+    info = pruned.metadata["ene_pruning"]
+    assert info["kept"] == ["call-1", "call-2"] and "verifier is down" in info["reason"]
+    assert "ene" not in pruned.metadata
+    llm = MockFunctionCallingLLM(
+        response_generator=lambda messages, **kw: ChatMessage(role="assistant", content="Hello.")
+    )
+    chatty = await FunctionAgent(tools=[tool_of(index)], llm=llm).run(user_msg="Hi!")
+    pruned = eli.prune_unused(chatty)
+    assert str(pruned) == "Hello." and pruned.tool_calls == []
+    assert "no contexts to evaluate against" in pruned.metadata["ene_pruning"]["reason"]
