@@ -11,11 +11,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .graph import Claim, ContextNode, EvidenceNecessityGraph
 from .report import Group, Rate, Report, RequestRow, interval, percent
+
+SOURCE_KEY = "ene_source"  # context metadata: the request id of the inner answer a chunk carries
 
 COLORS = {
     "supported": "#2e7d32",
@@ -67,7 +69,7 @@ svg text{font:11px system-ui,sans-serif}svg [data-key]{cursor:pointer}
 table{border-collapse:collapse;font-size:13px}td,th{padding:3px 8px;text-align:right;
 border-bottom:1px solid var(--line)}td:first-child,th:first-child{text-align:left}
 th{color:var(--mute);font-weight:600}.plots{display:flex;gap:24px;flex-wrap:wrap}
-.warnings{color:#8a6d00;font-size:13px}
+.warnings{color:#8a6d00;font-size:13px}.link{font-weight:600}
 """
 
 JS = r"""
@@ -204,7 +206,20 @@ def _contradicts(eng: EvidenceNecessityGraph) -> dict[int, list[int]]:
     return out
 
 
-def _chunk(ctx: ContextNode, contradicts: Sequence[int] = ()) -> str:
+def _source(ctx: ContextNode, anchors: Mapping[str, str]) -> str:
+    """The caption of a chunk that is an inner request's answer: names it, links its section."""
+    source = ctx.metadata.get(SOURCE_KEY)
+    if not isinstance(source, str) or not source:
+        return ""
+    name = f"<code>{esc(source)}</code>"
+    target = anchors.get(source)
+    shown = f'<a href="#{esc(target)}">{name}</a>' if target else f"{name} (not on this page)"
+    return f'<span class="link">answer of request {shown}</span>'
+
+
+def _chunk(
+    ctx: ContextNode, contradicts: Sequence[int] = (), anchors: Mapping[str, str] | None = None
+) -> str:
     state = _chunk_state(ctx)
     links = " ".join(f"c{k}" for k in (*ctx.necessary_for, *contradicts))
     against = (
@@ -221,15 +236,18 @@ def _chunk(ctx: ContextNode, contradicts: Sequence[int] = ()) -> str:
         if ctx.used
         else "pruning drops it"
     )
+    source = _source(ctx, anchors or {})
     meta = "".join(
-        f"<span>{esc(k)}: <code>{esc(v)}</code></span>" for k, v in sorted(ctx.metadata.items())
+        f"<span>{esc(k)}: <code>{esc(v)}</code></span>"
+        for k, v in sorted(ctx.metadata.items())
+        if not (source and k == SOURCE_KEY)
     )
     return (
         f'<li class="chunk {state}" data-key="d{ctx.index}" data-links="{links}" tabindex="0">'
         f'<div class="head"><span class="badge {state}">{state}</span><b>#{ctx.index + 1}</b>'
         f"<code>{esc(ctx.id)}</code><span>{ctx.tokens} tokens</span>"
         f"<span>necessity {ctx.necessity_score:.2f}</span><span>{esc(needed + against)}</span>"
-        f"{meta}</div>"
+        f"{source}{meta}</div>"
         f'<div class="body">{esc(ctx.text)}</div></li>'
     )
 
@@ -308,11 +326,28 @@ def _chips(eng: EvidenceNecessityGraph) -> str:
     return '<div class="chips">' + "".join(out) + "</div>"
 
 
-def render_eng(eng: EvidenceNecessityGraph, anchor: str = "r-1", label: str | None = None) -> str:
-    """One request as an HTML ``<section>`` (interactive once the page's script runs)."""
+def render_eng(
+    eng: EvidenceNecessityGraph,
+    anchor: str = "r-1",
+    label: str | None = None,
+    *,
+    anchors: Mapping[str, str] | None = None,
+    linked_from: Sequence[tuple[str, str, int]] = (),
+) -> str:
+    """One request as an HTML ``<section>`` (interactive once the page's script runs).
+
+    ``anchors``: request id -> section anchor of the other ENGs on the page, so a chunk that is
+    an inner request's answer (metadata ``ene_source``) links to its ENG; ``linked_from``:
+    (anchor, request name, chunk index) of the chunks elsewhere that are this request's answer.
+    """
     name = label or (eng.id if eng.id is not None else anchor)
     question = (
         f'<p><span class="mute">Question:</span> {esc(eng.question)}</p>' if eng.question else ""
+    )
+    question += "".join(
+        f'<p class="mute">Its answer is chunk #{index + 1} of request '
+        f'<a href="#{esc(outer)}"><code>{esc(outer_name)}</code></a></p>'
+        for outer, outer_name, index in linked_from
     )
     warnings = "".join(f"<div>warning: {esc(w)}</div>" for w in eng.warnings)
     against = _contradicts(eng)
@@ -329,7 +364,7 @@ def render_eng(eng: EvidenceNecessityGraph, anchor: str = "r-1", label: str | No
         f"threshold {eng.verifier.threshold:g}</div></div>"
         f'<div class="graph"><h3>Necessity</h3>{necessity_svg(eng)}</div>'
         '<div class="chunkcol"><h3>Chunks</h3><ol class="chunks">'
-        + "".join(_chunk(c, against.get(c.index, [])) for c in eng.contexts)
+        + "".join(_chunk(c, against.get(c.index, []), anchors) for c in eng.contexts)
         + f'</ol></div></div><div class="warnings">{warnings}</div></section>'
     )
 
@@ -504,6 +539,25 @@ def render_report(report: Report, anchors: set[int] | None = None) -> str:
     return "".join(parts)
 
 
+def _links(
+    engs: Sequence[EvidenceNecessityGraph], chosen: Sequence[int]
+) -> tuple[dict[str, str], dict[str, list[tuple[str, str, int]]]]:
+    """Request id -> anchor of its section (the first with that id), and per anchor the
+    (anchor, name, chunk index) of the chunks on the page that carry its answer."""
+    anchors: dict[str, str] = {}
+    for i in chosen:
+        if engs[i].id is not None:
+            anchors.setdefault(str(engs[i].id), f"r-{i + 1}")
+    linked_from: dict[str, list[tuple[str, str, int]]] = {}
+    for i in chosen:
+        for ctx in engs[i].contexts:
+            source = ctx.metadata.get(SOURCE_KEY)
+            if isinstance(source, str) and source in anchors:
+                name = str(engs[i].id) if engs[i].id is not None else f"r-{i + 1}"
+                linked_from.setdefault(anchors[source], []).append((f"r-{i + 1}", name, ctx.index))
+    return anchors, linked_from
+
+
 def render_html(
     engs: Sequence[EvidenceNecessityGraph],
     *,
@@ -514,7 +568,9 @@ def render_html(
     """A complete page: the aggregate report (if given), then up to ``max_requests`` graphs.
 
     With a report, the slowest and most fragile requests are always included (linked from its
-    tables); the rest are the first ones in input order.
+    tables); the rest are the first ones in input order. A chunk that is another request's answer
+    (metadata ``ene_source``, e.g. an agent's tool output) links to that request's section, which
+    links back.
     """
     chosen = list(range(min(len(engs), max_requests)))
     if report is not None:
@@ -528,5 +584,11 @@ def render_html(
     body = [f"<h1>{esc(title)}</h1>{note}"]
     if report is not None:
         body.append(render_report(report, {i + 1 for i in chosen}))
-    body += [render_eng(engs[i], f"r-{i + 1}") for i in chosen]
+    anchors, linked_from = _links(engs, chosen)
+    body += [
+        render_eng(
+            engs[i], f"r-{i + 1}", anchors=anchors, linked_from=linked_from.get(f"r-{i + 1}", [])
+        )
+        for i in chosen
+    ]
     return page(title, "\n".join(body))

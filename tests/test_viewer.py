@@ -186,3 +186,34 @@ def test_degenerate_graphs_render(engine: NecessityEngine) -> None:
         tags = parse(render_html([eng], report=summarize([eng])))
         assert sum(1 for t, _ in tags.tags if t == "svg") >= 1
     assert "every claim is unsupported" in render_eng(no_contexts)  # the ENG's warning is shown
+
+
+def test_linked_engs_name_and_link_their_inner_requests(engine: NecessityEngine) -> None:
+    """An agent's chunk that is a tool's answer (``ene_source``) links to that tool's ENG."""
+    inner = engine.evaluate(
+        "The tower is 300 metres tall.",
+        ["Paris is in France.", "The tower is 300 metres tall."],
+        id="synth-1",
+    )
+    outer = engine.evaluate(
+        "The tower is 300 metres tall.",
+        [
+            {"id": "call-1", "text": inner.answer, "metadata": {"ene_source": "synth-1"}},
+            {"id": "call-2", "text": "Dogs bark.", "metadata": {"ene_source": PAYLOAD}},
+        ],
+        id="agent-1",
+    )
+    page = render_html([outer, inner])
+    tags = parse(page)
+    ids = {a["id"] for _, a in tags.tags if "id" in a}
+    links = [a["href"] for t, a in tags.tags if t == "a"]
+    assert links == ["#r-2", "#r-1"] and {h[1:] for h in links} <= ids  # there and back
+    shown = re.sub(r"\s+", " ", "".join(data for _, data in tags.text))
+    assert "answer of request synth-1" in shown
+    assert "Its answer is chunk #1 of request agent-1" in shown
+    assert f"answer of request {PAYLOAD} (not on this page)" in shown  # escaped, not markup
+    assert [t for t, _ in tags.tags].count("script") == 1
+    assert "ene_source:" not in shown  # shown as the link caption, not as raw metadata
+    alone = parse(render_eng(outer))  # without the inner ENG on the page: named, not linked
+    assert not any(t == "a" for t, _ in alone.tags)
+    assert "answer of request synth-1 (not on this page)" in "".join(d for _, d in alone.text)
