@@ -229,12 +229,24 @@ class NLIOracle:
         types: list[list[int]] | None = encoded.get("token_type_ids")
         lengths = [len(row) for row in ids]
         parts: list[tuple[list[int], Any]] = []
+        failure = ""
         with self._lock, self._torch.inference_mode():
-            tokens = self._upload(ids, types)
-            for group, length, rows in self._groups(lengths):
-                self._run_group(group, length, rows, tokens, lengths, parts)
-            # One device-to-host transfer per call: the GPU runs ahead while groups are queued.
-            probs = self._torch.cat([p for _, p in parts]).cpu()
+            try:
+                tokens = self._upload(ids, types)
+                for group, length, rows in self._groups(lengths):
+                    self._run_group(group, length, rows, tokens, lengths, parts)
+                # One device-to-host transfer per call: the GPU runs ahead while groups queue.
+                probs = self._torch.cat([p for _, p in parts]).cpu()
+            except self._oom_errors as exc:  # outside a forward pass: the inputs or the results
+                failure = _first_line(exc)
+            if failure:
+                parts.clear()
+                self._release_memory()
+                raise OracleOutOfMemoryError(
+                    f"{self.device} ran out of memory moving the inputs or results of "
+                    f"{len(pairs)} pair(s) ({failure}): free memory on the device, or use "
+                    "NLIOracle(device='cpu')"
+                )
         if not self._torch.isfinite(probs).all():
             raise OracleError(f"model {self.name!r} produced non-finite probabilities")
         order = [i for group, _ in parts for i in group]
@@ -291,7 +303,7 @@ class NLIOracle:
                 self.padding["tokens"] += sum(lengths[i] for i in part)
                 self.padding["padded_tokens"] += size * length
             except self._oom_errors as exc:
-                message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                message = _first_line(exc)
                 out = None  # leave the except block first: its traceback holds the tensors
             if out is not None:
                 parts.append((part, out))
@@ -437,6 +449,10 @@ def _oom_errors(torch: Any) -> tuple[type[BaseException], ...]:
     """The out-of-memory exception types of this torch (``torch.OutOfMemoryError`` >= 2.5)."""
     found = [getattr(module, "OutOfMemoryError", None) for module in (torch, torch.cuda)]
     return tuple(dict.fromkeys(t for t in found if isinstance(t, type)))
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def _fingerprint(path: Path | str) -> str | None:

@@ -281,3 +281,26 @@ def test_one_row_out_of_memory_is_a_typed_error_the_engine_records(
     assert eng.claims[0].status in {"supported", "unsupported", "contradicted"}
     assert engine.worker_stats["failed"] == 1 and engine.worker_stats["completed"] == 1
     engine.close()
+
+
+def test_out_of_memory_while_uploading_the_inputs_is_a_typed_error(
+    tiny_model_dir: str, device: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    oracle = NLIOracle(tiny_model_dir, device=device, batch_size=4)
+    before = oracle.score(PAIRS[:3])
+    real_upload = oracle._upload
+
+    def full_device(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise torch.OutOfMemoryError("out of memory: tried to allocate 2.00 MiB (test)")
+
+    monkeypatch.setattr(oracle, "_upload", full_device)  # the device, not the oracle, fails
+    with pytest.raises(OracleOutOfMemoryError, match="inputs or results of 3 pair") as caught:
+        oracle.score(PAIRS[:3])
+    assert isinstance(caught.value, OracleError) and "device='cpu'" in str(caught.value)
+    (recorded,) = NecessityEngine(oracle, threshold=0.3).evaluate_many(
+        [{"answer": "Paris is the capital.", "contexts": ["Paris is the capital of France."]}],
+        return_exceptions=True,
+    )
+    assert isinstance(recorded, OracleOutOfMemoryError)
+    monkeypatch.setattr(oracle, "_upload", real_upload)
+    assert oracle.score(PAIRS[:3]) == before and oracle.oom_splits == 0
