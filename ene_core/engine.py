@@ -243,9 +243,10 @@ class NecessityEngine:
         tallies = [_Tally() for _ in requests]
         plans: dict[int, Plan] = {}
         asks: dict[int, list[Check]] = {}
+        tokens = self._count_tokens({c.text for r in requests for c in r.contexts})
         for i, request in enumerate(requests):
             try:
-                plans[i] = self._plan(request, tallies[i])
+                plans[i] = self._plan(request, tallies[i], tokens)
                 asks[i] = next(plans[i])
             except StopIteration as done:
                 outcomes[i] = done.value
@@ -271,6 +272,19 @@ class NecessityEngine:
                     outcomes[i] = exc
             asks = next_asks
         return [o if o is not None else OracleError("evaluation did not finish") for o in outcomes]
+
+    def _count_tokens(self, texts: set[str]) -> dict[str, int]:
+        """Tokens per context text: one batched call where the oracle offers it."""
+        unique = sorted(texts)
+        many = getattr(self.oracle, "count_tokens_many", None)
+        one = getattr(self.oracle, "count_tokens", None)
+        if many is not None:
+            counts = list(many(unique))
+        elif one is not None:
+            counts = [one(t) for t in unique]
+        else:
+            counts = [len(t.split()) for t in unique]
+        return dict(zip(unique, counts, strict=True))
 
     def _score_round(
         self, asks: Mapping[int, list[Check]], tallies: list[_Tally]
@@ -317,7 +331,7 @@ class NecessityEngine:
         return results
 
     # -- the plan (the semantics) -------------------------------------------------------------
-    def _plan(self, request: Request, tally: _Tally) -> Plan:
+    def _plan(self, request: Request, tally: _Tally, tokens: Mapping[str, int]) -> Plan:
         # Everything below works on the contexts in canonical order (by content), so the
         # premises, tie-breaks and float sums never depend on the order they were passed in;
         # ``_graph`` maps indices back to the user's order.
@@ -373,6 +387,7 @@ class NecessityEngine:
             single,
             kept,
             tally,
+            tokens,
         )
 
     def _contradictors(
@@ -466,6 +481,7 @@ class NecessityEngine:
         single: dict[int, list[Scores]],
         kept: list[int],
         tally: _Tally,
+        tokens: Mapping[str, int],
     ) -> EvidenceNecessityGraph:
         """Assemble the graph, mapping canonical context positions back to the user's."""
         n = len(order)
@@ -517,8 +533,6 @@ class NecessityEngine:
                 )
             )
         total_drop = sum(drops)
-        counter = getattr(self.oracle, "count_tokens", None)
-        tokens = [counter(c.text) if counter else len(c.text.split()) for c in request.contexts]
         used = set(to_user(kept))
         contexts = [
             ContextNode(
@@ -526,7 +540,7 @@ class NecessityEngine:
                 id=c.id,
                 text=c.text,
                 metadata=_jsonable(c.metadata),
-                tokens=tokens[i],
+                tokens=tokens[c.text],
                 used=i in used,
                 necessary_for=[k for k, need in necessary.items() if rank[i] in need],
                 necessity_score=drops[rank[i]] / total_drop if total_drop > 0 else 0.0,

@@ -209,6 +209,14 @@ class NLIOracle:
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
+    def count_tokens_many(self, texts: Sequence[str]) -> list[int]:
+        """``count_tokens`` of each text, in one batched (parallel) tokenizer call."""
+        if not texts:
+            return []
+        return [
+            len(ids) for ids in self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+        ]
+
     def score(self, pairs: Sequence[tuple[str, str]]) -> list[Scores]:
         if not pairs:
             return []
