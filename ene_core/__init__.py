@@ -1,11 +1,14 @@
 """ENE: which retrieved chunks did each claim of a RAG answer actually need?
 
-``import ene_core`` needs only pydantic; the NLI oracle imports torch and transformers lazily.
+``import ene_core`` needs only pydantic; the NLI oracle imports torch and transformers lazily,
+``RemoteEngine`` httpx, and ``ene_core.serve`` Ray Serve.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from .claims import Segment, split_claims
 from .contexts import Context
-from .engine import NecessityEngine, Request, default_engine, set_default_engine
+from .engine import Engine, NecessityEngine, Request, default_engine, set_default_engine
 from .errors import (
     EneError,
     ENGFormatError,
@@ -15,9 +18,14 @@ from .errors import (
     IncompleteRequestError,
     InvalidInputError,
     LabelMappingError,
+    LimitExceededError,
     ModelNotFoundError,
     OracleError,
     OracleOutOfMemoryError,
+    ServiceAuthError,
+    ServiceError,
+    ServiceTimeoutError,
+    ServiceUnavailableError,
 )
 from .graph import SCHEMA_VERSION, Claim, ContextNode, EvidenceNecessityGraph
 from .oracle import NLIOracle, Scores, SupportOracle, decide
@@ -26,7 +34,19 @@ from .pruning import PruneResult, prune
 from .results import ExpiringDict, NecessityDispatcher, NecessityResult
 from .runs import Message, RunDecision, RunRecorder, dispatch_decision
 
+if TYPE_CHECKING:
+    from .remote import RemoteEngine
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RemoteEngine":  # lazily: only its users need httpx
+        from .remote import RemoteEngine
+
+        return RemoteEngine
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -36,6 +56,7 @@ __all__ = [
     "ENGFormatError",
     "ENGVersionError",
     "EneError",
+    "Engine",
     "EngineClosedError",
     "EngineOverloadedError",
     "EvidenceNecessityGraph",
@@ -43,6 +64,7 @@ __all__ = [
     "IncompleteRequestError",
     "InvalidInputError",
     "LabelMappingError",
+    "LimitExceededError",
     "Message",
     "ModelNotFoundError",
     "NLIOracle",
@@ -53,11 +75,16 @@ __all__ = [
     "OracleOutOfMemoryError",
     "PremisePacker",
     "PruneResult",
+    "RemoteEngine",
     "Request",
     "RunDecision",
     "RunRecorder",
     "Scores",
     "Segment",
+    "ServiceAuthError",
+    "ServiceError",
+    "ServiceTimeoutError",
+    "ServiceUnavailableError",
     "SupportOracle",
     "decide",
     "default_engine",

@@ -1,4 +1,5 @@
-"""The ``ene`` command line: ``ene eval``, ``evaluate``, ``report``, ``view``, ``schema``."""
+"""The ``ene`` command line: ``ene eval``, ``evaluate``, ``report``, ``view``, ``schema``,
+``serve``."""
 
 from __future__ import annotations
 
@@ -12,13 +13,18 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, Literal
 
-from .engine import NecessityEngine, Request
+from .engine import Engine, NecessityEngine, Request
 from .errors import EneError
 from .graph import EvidenceNecessityGraph
 
 
-def build_engine(args: argparse.Namespace) -> NecessityEngine:
-    """The engine the command line asked for (``--oracle keyword`` needs no model)."""
+def build_engine(args: argparse.Namespace) -> Engine:
+    """The engine the command line asked for (``--oracle keyword`` needs no model; ``--remote
+    URL`` is an ``ene serve`` service, whose own verifier is used)."""
+    if getattr(args, "remote", None):
+        from .remote import RemoteEngine
+
+        return RemoteEngine(args.remote, timeout=args.remote_timeout)
     if args.oracle == "keyword":
         from .testing import KeywordOracle
 
@@ -58,7 +64,7 @@ def parse_request(line: str) -> Request:
     return Request.from_mapping(item)
 
 
-def evaluate_lines(engine: NecessityEngine, lines: Sequence[str]) -> list[Outcome]:
+def evaluate_lines(engine: Engine, lines: Sequence[str]) -> list[Outcome]:
     """Evaluate input lines (one request each) in one engine batch; one outcome per line."""
     parsed: list[Request | Outcome] = []
     for line in lines:
@@ -133,7 +139,7 @@ class OutcomeWriter:
 
 
 def eval_lines(
-    engine: NecessityEngine,
+    engine: Engine,
     stream: Iterable[str],
     out: IO[str],
     *,
@@ -173,6 +179,8 @@ def read_lines(paths: Sequence[str]) -> Iterator[str]:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     files = input_files(args.input)
+    if args.remote and args.backend == "ray":
+        raise EneError("--remote evaluates on an ene serve service: drop --backend ray")
     if args.backend == "ray":
         from ene_integrations.ray import eval_with_ray
 
@@ -293,6 +301,77 @@ def _add_engine_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _cmd_serve(args: argparse.Namespace) -> int:
+    import signal
+    import threading
+
+    from .serve import LIMITS, TOKEN_ENV, Limits, ServeConfig, start, stop
+
+    token = args.token or os.environ.get(TOKEN_ENV) or None
+    if not token and args.host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"ene serve: warning: {args.host} without a token (--token)", file=sys.stderr)
+    address = args.address or os.environ.get("RAY_ADDRESS")
+    if args.detach and not address:
+        raise EneError("--detach leaves the service on a cluster: pass --address (or RAY_ADDRESS)")
+    config = ServeConfig(
+        replicas=args.replicas,
+        min_replicas=args.min_replicas,
+        max_replicas=args.max_replicas,
+        num_cpus=args.num_cpus,
+        num_gpus=args.num_gpus,
+        max_batch_size=args.max_batch_size,
+        batch_wait_ms=args.batch_wait_ms,
+        limits=Limits(**{f: getattr(args, f) for f in LIMITS if getattr(args, f) is not None}),
+    )
+    stopping = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stopping.set())
+    url = start(
+        engine_options(args), config, host=args.host, port=args.port, address=address, token=token
+    )
+    print(f"ene serve: {url} (POST /v1/evaluate, GET /v1/info, GET /healthz)", flush=True)
+    if args.detach:
+        return 0
+    try:
+        while not stopping.wait(0.5):
+            pass
+    finally:
+        print("ene serve: stopping", file=sys.stderr, flush=True)
+        stop(everything=not address)
+    return 0
+
+
+def _add_serve_parser(sub: Any) -> None:
+    p = sub.add_parser("serve", help="serve the engine over HTTP on Ray Serve (needs ene[ray])")
+    p.add_argument("--host", default="127.0.0.1", help="HTTP host (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000)")
+    p.add_argument("--address", help="Ray cluster (default: RAY_ADDRESS, else a local Ray)")
+    p.add_argument("--token", help="bearer token clients must send (default: $ENE_SERVE_TOKEN)")
+    p.add_argument("--replicas", type=int, default=1, help="replicas (default 1)")
+    p.add_argument("--min-replicas", type=int, help="autoscaling: fewest replicas")
+    p.add_argument("--max-replicas", type=int, help="autoscaling: most replicas")
+    p.add_argument("--num-cpus", type=float, default=1.0, help="CPUs per replica (default 1)")
+    p.add_argument("--num-gpus", type=float, default=0.0, help="GPUs per replica (default 0)")
+    p.add_argument(
+        "--max-batch-size", type=int, default=64, help="requests per engine batch (default 64)"
+    )
+    p.add_argument(
+        "--batch-wait-ms", type=float, default=5.0, help="wait to fill a batch (default 5 ms)"
+    )
+    for flag, text in (  # defaults: ene_core.serve.Limits
+        ("--max-body-bytes", "bytes in one HTTP body (default 16 MiB)"),
+        ("--max-requests", "requests in one POST (default 256)"),
+        ("--max-contexts", "contexts in one request (default 256)"),
+        ("--max-context-chars", "characters in one context (default 100000)"),
+    ):
+        p.add_argument(flag, type=int, help=f"limit: {text}")
+    p.add_argument(
+        "--detach", action="store_true", help="with --address: deploy, leave it running, exit"
+    )
+    _add_engine_options(p)
+    p.set_defaults(func=_cmd_serve)
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ene", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -313,6 +392,14 @@ def make_parser() -> argparse.ArgumentParser:
         "--num-gpus-per-worker", type=float, default=0.0, help="ray: GPUs per actor (default 0)"
     )
     p.add_argument("--ray-address", help="ray: cluster address (default: RAY_ADDRESS or local)")
+    p.add_argument(
+        "--remote",
+        metavar="URL",
+        help="evaluate on an `ene serve` service (its verifier; token from $ENE_SERVE_TOKEN)",
+    )
+    p.add_argument(
+        "--remote-timeout", type=float, default=60.0, help="remote: seconds per call (default 60)"
+    )
     _add_engine_options(p)
     p.set_defaults(func=_cmd_eval)
 
@@ -339,6 +426,8 @@ def make_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("schema", help="print the ENG JSON Schema")
     p.set_defaults(func=_cmd_schema)
+
+    _add_serve_parser(sub)
     return parser
 
 

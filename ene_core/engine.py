@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from .batcher import MicroBatcher, Overflow
 from .claims import Segment, split_claims
@@ -65,6 +65,52 @@ class Request:
         if not isinstance(item, Mapping) or "answer" not in item:
             raise InvalidInputError("each request needs an 'answer' (and usually 'contexts')")
         return cls.build(item["answer"], item.get("contexts"), item.get("question"), item.get("id"))
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """What handlers, pruners and ``ene eval`` need of an engine: :class:`NecessityEngine`
+    (in this process) and :class:`~ene_core.remote.RemoteEngine` (``ene serve``) are both one.
+
+    ``oracle.name`` says which verifier it runs (pruning compares it with an ENG's).
+    """
+
+    @property
+    def oracle(self) -> Any: ...
+
+    def evaluate(
+        self,
+        answer: str,
+        contexts: Iterable[Any] | None,
+        question: str | None = None,
+        *,
+        id: str | None = None,
+    ) -> EvidenceNecessityGraph: ...
+
+    def evaluate_many(
+        self, requests: Iterable[Mapping[str, Any] | Request], *, return_exceptions: bool = False
+    ) -> list[Any]: ...
+
+    def submit(
+        self,
+        answer: str,
+        contexts: Iterable[Any] | None,
+        question: str | None = None,
+        *,
+        id: str | None = None,
+        block: bool | None = None,
+    ) -> Future[EvidenceNecessityGraph]: ...
+
+    async def aevaluate(
+        self,
+        answer: str,
+        contexts: Iterable[Any] | None,
+        question: str | None = None,
+        *,
+        id: str | None = None,
+    ) -> EvidenceNecessityGraph: ...
+
+    def close(self) -> None: ...
 
 
 @dataclass
@@ -636,14 +682,15 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-_default: NecessityEngine | None = None
+_default: Engine | None = None
 _default_lock = threading.Lock()
 
 
-def default_engine(**kwargs: Any) -> NecessityEngine:
+def default_engine(**kwargs: Any) -> Engine:
     """The one shared engine of this process, created on first use with the default verifier.
 
-    Keyword arguments configure it on first use only; later calls return the same engine.
+    Keyword arguments configure it on first use only; later calls return the same engine (or
+    the one given to :func:`set_default_engine`, e.g. a ``RemoteEngine``).
     """
     global _default
     with _default_lock:
@@ -652,8 +699,9 @@ def default_engine(**kwargs: Any) -> NecessityEngine:
         return _default
 
 
-def set_default_engine(engine: NecessityEngine | None) -> NecessityEngine | None:
-    """Replace the shared engine (e.g. with one on another model); returns the previous one."""
+def set_default_engine(engine: Engine | None) -> Engine | None:
+    """Replace the shared engine (e.g. with one on another model, or a ``RemoteEngine``);
+    returns the previous one."""
     global _default
     with _default_lock:
         previous, _default = _default, engine

@@ -45,3 +45,28 @@ class EngineClosedError(EneError, RuntimeError):
 
 class IncompleteRequestError(EneError, RuntimeError):
     """The request ended before its model finished answering (e.g. a stream closed early)."""
+
+
+class ServiceError(EneError, RuntimeError):
+    """The ENE service (``ene serve``) answered with an error, or not at all."""
+
+
+class ServiceUnavailableError(ServiceError, ConnectionError):
+    """The service could not be reached (or said it is unavailable), retries included:
+    start it with ``ene serve``, or check the URL given to ``RemoteEngine``."""
+
+
+class ServiceTimeoutError(ServiceError, TimeoutError):
+    """The service did not answer within the client's ``timeout`` (retries included)."""
+
+
+class ServiceAuthError(ServiceError, PermissionError):
+    """The service refused the bearer token: pass ``token=`` (or set ``ENE_SERVE_TOKEN``)."""
+
+
+class LimitExceededError(InvalidInputError):
+    """A request over one of the service's limits; ``limit`` names it (e.g. ``max_contexts``)."""
+
+    def __init__(self, message: str, limit: str | None = None) -> None:
+        super().__init__(message)
+        self.limit = limit

@@ -22,7 +22,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
-from .engine import NecessityEngine, default_engine
+from .engine import Engine, default_engine
 from .graph import EvidenceNecessityGraph
 
 logger = logging.getLogger("ene")
@@ -111,7 +111,7 @@ class NecessityDispatcher:
 
     def __init__(
         self,
-        engine: NecessityEngine | None = None,
+        engine: Engine | None = None,
         *,
         mode: Mode = "background",
         on_result: Callable[[str, EvidenceNecessityGraph], Any] | None = None,
@@ -138,7 +138,7 @@ class NecessityDispatcher:
         self._logged: set[str] = set()
 
     @property
-    def engine(self) -> NecessityEngine:
+    def engine(self) -> Engine:
         if self._engine is None:
             self._engine = default_engine()
         return self._engine

@@ -39,10 +39,10 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tracers.context import register_configure_hook
 
 from ene_core import (
+    Engine,
     EvidenceNecessityGraph,
     IncompleteRequestError,
     NecessityDispatcher,
-    NecessityEngine,
     NecessityResult,
     default_engine,
     prune,
@@ -187,7 +187,7 @@ class NecessityCallbackHandler(BaseCallbackHandler):
 
     def __init__(
         self,
-        engine: NecessityEngine | None = None,
+        engine: Engine | None = None,
         *,
         mode: Mode = "background",
         on_result: Callable[[str, EvidenceNecessityGraph], Any] | None = None,
@@ -698,7 +698,7 @@ class NecessityPruner(Runnable[Mapping[str, Any], dict[str, Any]]):
 
     def __init__(
         self,
-        engine: NecessityEngine | None = None,
+        engine: Engine | None = None,
         *,
         answer_key: str = "answer",
         context_key: str = "context",
@@ -721,7 +721,7 @@ class NecessityPruner(Runnable[Mapping[str, Any], dict[str, Any]]):
         self._logged: set[str] = set()
 
     @property
-    def engine(self) -> NecessityEngine:
+    def engine(self) -> Engine:
         return self._engine if self._engine is not None else default_engine()
 
     def invoke(
@@ -853,7 +853,7 @@ def _doc_key(doc: Any) -> str:
 
 
 def pruning_middleware(
-    engine: NecessityEngine | None = None,
+    engine: Engine | None = None,
     *,
     keep: KeepPolicy = "minimal",
     timeout_s: float = 30.0,

@@ -98,13 +98,13 @@ from llama_index.core.response_synthesizers import BaseSynthesizer
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from ene_core import (
+    Engine,
     EvidenceNecessityGraph,
     ExpiringDict,
     IncompleteRequestError,
     InvalidInputError,
     Message,
     NecessityDispatcher,
-    NecessityEngine,
     NecessityResult,
     RunRecorder,
     default_engine,
@@ -198,7 +198,7 @@ class NecessityHandler:
 
     def __init__(
         self,
-        engine: NecessityEngine | None = None,
+        engine: Engine | None = None,
         *,
         mode: Mode = "background",
         on_result: Callable[[str, EvidenceNecessityGraph], Any] | None = None,
@@ -870,7 +870,7 @@ class _Answered:
     def contexts(self) -> list[dict[str, Any]]:
         return [_context(n) for n in self.nodes]
 
-    def fits(self, eng: Any, engine: NecessityEngine | None) -> bool:
+    def fits(self, eng: Any, engine: Engine | None) -> bool:
         """Whether ``eng`` was computed on exactly these nodes (and by ``engine``'s verifier)."""
         return _verified_by(eng, engine) and [c.id for c in eng.contexts] == [
             n.node.node_id for n in self.nodes
@@ -885,7 +885,7 @@ class _Answered:
         return dataclasses.replace(item, source_nodes=nodes, metadata=metadata)
 
 
-def _verified_by(eng: Any, engine: NecessityEngine | None) -> bool:
+def _verified_by(eng: Any, engine: Engine | None) -> bool:
     return isinstance(eng, EvidenceNecessityGraph) and (
         engine is None or eng.verifier.model == engine.oracle.name
     )
@@ -926,7 +926,7 @@ def _view(response: Any, pending: tuple[NecessityHandler, str] | None) -> _Answe
 def prune_unused(
     response: Any,
     *,
-    engine: NecessityEngine | None = None,
+    engine: Engine | None = None,
     keep: KeepPolicy = "minimal",
     question: str | None = None,
     timeout: float = 30.0,
@@ -966,7 +966,7 @@ def prune_unused(
 async def aprune_unused(
     response: Any,
     *,
-    engine: NecessityEngine | None = None,
+    engine: Engine | None = None,
     keep: KeepPolicy = "minimal",
     question: str | None = None,
     timeout: float = 30.0,
@@ -1043,7 +1043,7 @@ def _graph(
     view: _Answered | _AgentView,
     pending: tuple[NecessityHandler, str] | None,
     question: str | None,
-    engine: NecessityEngine | None,
+    engine: Engine | None,
     timeout: float,
 ) -> tuple[EvidenceNecessityGraph | None, str | None]:
     """The response's or the handler's graph when it fits, else a fresh one; or why none."""
@@ -1067,7 +1067,7 @@ async def _agraph(
     view: _Answered | _AgentView,
     pending: tuple[NecessityHandler, str] | None,
     question: str | None,
-    engine: NecessityEngine | None,
+    engine: Engine | None,
     timeout: float,
 ) -> tuple[EvidenceNecessityGraph | None, str | None]:
     try:
@@ -1107,7 +1107,7 @@ class _AgentView:
     def contexts(self) -> list[dict[str, Any]]:
         return [_tool_context(r, i) for i, r in enumerate(self.results)]
 
-    def fits(self, eng: Any, engine: NecessityEngine | None) -> bool:
+    def fits(self, eng: Any, engine: Engine | None) -> bool:
         """Whether ``eng`` covers exactly these tool outputs (in any order), by ``engine``."""
         ids = [c["id"] for c in self.contexts()]
         return (
@@ -1197,7 +1197,7 @@ def _tool_question(result: ToolCallResult) -> str | None:
 def _prune_agent(
     output: AgentOutput,
     *,
-    engine: NecessityEngine | None,
+    engine: Engine | None,
     keep: KeepPolicy,
     question: str | None,
     timeout: float,
@@ -1228,7 +1228,7 @@ def _prune_agent(
 async def _aprune_agent(
     output: AgentOutput,
     *,
-    engine: NecessityEngine | None,
+    engine: Engine | None,
     keep: KeepPolicy,
     question: str | None,
     timeout: float,
@@ -1255,7 +1255,7 @@ class _Pruning:
     """What :class:`NecessityQueryEngine` and :class:`NecessityChatEngine` share."""
 
     prune: bool
-    engine: NecessityEngine | None
+    engine: Engine | None
     keep: KeepPolicy
     timeout: float
 
@@ -1304,7 +1304,7 @@ class NecessityQueryEngine(_Pruning, BaseQueryEngine):
         query_engine: BaseQueryEngine | BaseChatEngine,
         *,
         prune: bool = True,
-        engine: NecessityEngine | None = None,
+        engine: Engine | None = None,
         keep: KeepPolicy = "minimal",
         timeout: float = 30.0,
     ) -> None:
@@ -1361,7 +1361,7 @@ class NecessityChatEngine(_Pruning, BaseChatEngine):
         chat_engine: BaseChatEngine,
         *,
         prune: bool = True,
-        engine: NecessityEngine | None = None,
+        engine: Engine | None = None,
         keep: KeepPolicy = "minimal",
         timeout: float = 30.0,
     ) -> None:
