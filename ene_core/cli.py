@@ -323,12 +323,12 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         batch_wait_ms=args.batch_wait_ms,
         limits=Limits(**{f: getattr(args, f) for f in LIMITS if getattr(args, f) is not None}),
     )
-    stopping = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stopping.set())
     url = start(
         engine_options(args), config, host=args.host, port=args.port, address=address, token=token
     )
+    stopping = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):  # after Ray's start, which sets its own
+        signal.signal(sig, lambda *_: stopping.set())
     print(f"ene serve: {url} (POST /v1/evaluate, GET /v1/info, GET /healthz)", flush=True)
     if args.detach:
         return 0

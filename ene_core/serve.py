@@ -24,6 +24,7 @@ import hmac
 import json
 import logging
 import os
+import threading
 from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
@@ -100,6 +101,8 @@ class Service:
         self.engine = engine
         self.limits = limits or Limits()
         self._digest = None if token_sha256 is None else bytes.fromhex(token_sha256)
+        self._lock = threading.Lock()
+        self.counts = {"batches": 0, "requests": 0}  # this replica's, since it started
 
     def info(self) -> dict[str, Any]:
         oracle = self.engine.oracle
@@ -110,7 +113,14 @@ class Service:
             "contradiction_threshold": self.engine.contradiction_threshold,
             "schema_version": SCHEMA_VERSION,
             "limits": asdict(self.limits),
+            "replica": self.stats(),
         }
+
+    def stats(self) -> dict[str, float]:
+        """Batches and requests this replica evaluated, and their mean batch size."""
+        with self._lock:
+            batches, requests = self.counts["batches"], self.counts["requests"]
+        return {"batches": batches, "requests": requests, "mean_batch": requests / max(batches, 1)}
 
     def authorized(self, header: str | None) -> bool:
         if self._digest is None:
@@ -122,6 +132,9 @@ class Service:
 
     def run_batch(self, requests: Sequence[Request]) -> list[str | Failure]:
         """Evaluate a batch (in a worker thread); each request becomes ENG JSON or a Failure."""
+        with self._lock:
+            self.counts["batches"] += 1
+            self.counts["requests"] += len(requests)
         try:
             outcomes = self.engine.evaluate_many(requests, return_exceptions=True)
         except Exception as exc:  # never raises by contract; a replica must survive anyway
