@@ -40,7 +40,7 @@ from ene_core import (  # noqa: E402
 )
 from ene_core.cli import build_engine, main, parse_request  # noqa: E402
 from ene_core.remote import RemoteEngine  # noqa: E402
-from ene_core.serve import Limits, Service  # noqa: E402
+from ene_core.serve import Limits, ServeConfig, Service  # noqa: E402
 from ene_core.testing import KeywordOracle  # noqa: E402
 
 TOKEN = "test-token-" + uuid.uuid4().hex
@@ -244,6 +244,29 @@ def test_a_failing_evaluation_is_a_500_and_the_service_answers_on() -> None:
     assert status == 200 and body[0]["id"] == "a" and body[1]["error"]["type"] == "OracleError"
     status, body = asyncio.run(call(REQUESTS[0], "/v1/nope"))
     assert status == 404
+
+
+def test_importing_ene_needs_neither_ray_nor_httpx() -> None:
+    code = (
+        "import sys, ene_core, ene_core.cli, ene_core.serve, ene_core.remote\n"
+        "ene_core.cli.make_parser().parse_args(['serve'])\n"
+        "loaded = [m for m in ('ray', 'httpx', 'starlette', 'torch') if m in sys.modules]\n"
+        "assert not loaded, loaded"
+    )
+    subprocess.run([sys.executable, "-c", code], env=env(), check=True)
+
+
+def test_serve_options(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert main(["serve", "--oracle", "keyword", "--detach"]) == 2
+    assert "--detach" in capsys.readouterr().err
+    fixed = ServeConfig(replicas=3, num_gpus=0.5, max_batch_size=32).deployment_options()
+    assert fixed["num_replicas"] == 3 and fixed["ray_actor_options"]["num_gpus"] == 0.5
+    assert fixed["max_ongoing_requests"] == 64
+    scaling = ServeConfig(min_replicas=0, max_replicas=4).deployment_options()["autoscaling_config"]
+    assert (scaling["min_replicas"], scaling["max_replicas"]) == (0, 4)
+    with pytest.raises(InvalidInputError):
+        ServeConfig(min_replicas=3, max_replicas=2).deployment_options()
 
 
 # -- on a real local Ray Serve ---------------------------------------------------------------------
