@@ -112,7 +112,9 @@ def client(args: argparse.Namespace) -> None:
     with ThreadPoolExecutor(args.concurrency) as pool:
         latencies = list(pool.map(one, mine))
     ended = time.time()
-    print(json.dumps({"latencies": latencies, "started": started, "ended": ended, "rss": rss_kib()}))
+    print(
+        json.dumps({"latencies": latencies, "started": started, "ended": ended, "rss": rss_kib()})
+    )
     engine.close()
 
 
@@ -244,9 +246,7 @@ def main() -> None:
         f"{verifier}; {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
         f"service: {args.replicas} replica(s) x {args.num_cpus} CPUs"
     )
-    header = (
-        f"| {'mode':<20} | req/s | p50 ms | p95 ms | RSS total MiB | of which service MiB |"
-    )
+    header = f"| {'mode':<20} | req/s | p50 ms | p95 ms | RSS total MiB | of which service MiB |"
     print(header)
     print("|" + "|".join("-" * (len(c)) for c in header.split("|")[1:-1]) + "|")
     for name, row in rows.items():

@@ -123,9 +123,10 @@ class RemoteEngine:
         self.close()
 
     # -- what the service is -----------------------------------------------------------------
-    def info(self) -> dict[str, Any]:
-        """``GET /v1/info`` (fetched once): model, revision, thresholds, schema, limits."""
-        if self._info is None:
+    def info(self, *, refresh: bool = False) -> dict[str, Any]:
+        """``GET /v1/info`` (kept after the first call unless ``refresh``): model, revision,
+        thresholds, schema version, limits, and the answering replica's batch counters."""
+        if self._info is None or refresh:
             data = self._call("GET", "/v1/info")
             if not isinstance(data, dict):
                 raise ServiceError(f"{self.url}/v1/info did not answer an object")

@@ -17,8 +17,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
@@ -167,16 +166,14 @@ class NecessityDispatcher:
                 lambda f: self._from_future(request_id, f, started, trace, metadata)
             )
             return None
-        try:
-            future.result(timeout=self.inline_timeout_s)
-        except FutureTimeout:
+        # wait() rather than result(): an evaluation that failed with a TimeoutError (e.g. a
+        # RemoteEngine's ServiceTimeoutError) is that failure, not this wait running out
+        if not wait([future], timeout=self.inline_timeout_s).done:
             future.add_done_callback(
                 lambda f: self._from_future(request_id, f, started, trace, metadata)
             )
             timeout = TimeoutError(f"evaluation took longer than {self.inline_timeout_s}s")
             return self._finish(request_id, None, timeout, started, trace, metadata)
-        except Exception:
-            pass
         return self._from_future(request_id, future, started, trace, metadata)
 
     def record_error(

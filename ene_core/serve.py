@@ -66,6 +66,7 @@ class Failure:
         self.type = type(error).__name__
         self.message = str(error)
         self.limit = getattr(error, "limit", None)
+        self.bad_input = isinstance(error, InvalidInputError)  # the caller's fault: a 4xx
 
     def to_dict(self) -> dict[str, Any]:
         error: dict[str, Any] = {"type": self.type, "message": self.message}
@@ -76,7 +77,7 @@ class Failure:
     def status(self) -> int:
         if self.limit is not None:
             return 413
-        return 400 if self.type == "InvalidInputError" else 500
+        return 400 if self.bad_input else 500
 
 
 def token_digest(token: str | None) -> str | None:

@@ -193,28 +193,35 @@ def test_a_full_client_queue_rejects_without_blocking() -> None:
 
 
 @pytest.mark.parametrize("mode", ["background", "inline"])
-def test_langchain_handler_with_a_dead_service_records_an_error_in_time(mode: str) -> None:
+@pytest.mark.parametrize(
+    ("service", "error"), [("dead", "ServiceUnavailableError"), ("silent", "ServiceTimeoutError")]
+)
+def test_langchain_handler_with_a_down_or_slow_service_records_an_error_in_time(
+    mode: str, service: str, error: str
+) -> None:
     pytest.importorskip("langchain_core")
     from test_langchain import rag_chain
 
     from ene_integrations.langchain import NecessityCallbackHandler
 
-    engine = RemoteEngine(f"http://127.0.0.1:{free_port()}", timeout=1, backoff_s=0.01)
-    errors: list[str] = []
-    handler = NecessityCallbackHandler(
-        engine, mode=mode, inline_timeout_s=2, on_error=lambda rid, msg: errors.append(msg)
-    )
+    silent = socket.socket()  # listens (the backlog accepts) and never answers
+    silent.bind(("127.0.0.1", 0))
+    if service == "silent":
+        silent.listen(16)
+    engine = RemoteEngine(f"http://127.0.0.1:{silent.getsockname()[1]}", timeout=1, backoff_s=0.01)
+    handler = NecessityCallbackHandler(engine, mode=mode, inline_timeout_s=3)
     try:
         plain = rag_chain().invoke("oak")
         run_id = uuid.uuid4()
         started = time.monotonic()
         output = rag_chain().invoke("oak", config={"callbacks": [handler], "run_id": run_id})
         assert output == plain
-        result = handler.result(run_id, timeout=2)
-        assert time.monotonic() - started < 2
-        assert result.eng is None and "ServiceUnavailableError" in (result.error or "")
+        result = handler.result(run_id, timeout=3)
+        assert time.monotonic() - started < 2.5  # the client's timeout (1 s), not more
+        assert result.eng is None and error in (result.error or "")
     finally:
         engine.close()
+        silent.close()
 
 
 def test_a_failing_evaluation_is_a_500_and_the_service_answers_on() -> None:
