@@ -378,6 +378,28 @@ def test_ene_eval_remote_writes_what_the_local_path_writes(
     assert outputs["remote"] == outputs["local"] and len(outputs["local"]) == len(REQUESTS)
 
 
+async def test_langchain_handler_and_pruner_on_the_service(
+    remote: RemoteEngine, local: NecessityEngine
+) -> None:
+    pytest.importorskip("langchain_core")
+    from test_langchain import answer_for, docs_for, rag_chain
+
+    from ene_integrations.langchain import NecessityCallbackHandler, NecessityPruner
+
+    handler = NecessityCallbackHandler(remote)
+    run_id = uuid.uuid4()
+    output = await rag_chain().ainvoke("oak", config={"callbacks": [handler], "run_id": run_id})
+    assert output == answer_for("oak")
+    eng = (await handler.aresult(run_id, timeout=30)).eng
+    assert eng is not None
+    expected = local.evaluate(answer_for("oak"), docs_for("oak"), "oak", id=str(run_id))
+    assert eng.verdicts() == expected.verdicts()
+    docs = docs_for("crane")
+    item = {"answer": answer_for("crane"), "context": docs}
+    for out in (NecessityPruner(remote).invoke(item), await NecessityPruner(remote).ainvoke(item)):
+        assert out["context"] == docs[:2] and out["evidence"].counts.supported == 2
+
+
 CLIENT = """
 import json, sys
 from ene_core.remote import RemoteEngine
