@@ -211,6 +211,27 @@ def run(args: argparse.Namespace, url: str | None) -> dict[str, Any]:
     }
 
 
+def shared_run(args: argparse.Namespace) -> dict[str, Any]:
+    service, url = start_service(args)
+    try:
+        row = run(args, url)
+        rss, count = tree_rss_kib(service.pid)
+        row["service_rss_mib"], row["service_processes"] = rss / 1024, count
+        return row
+    finally:
+        stop_service(service)
+
+
+def local_run(args: argparse.Namespace) -> dict[str, Any]:
+    return {**run(args, None), "service_rss_mib": 0.0, "service_processes": 0}
+
+
+def median_row(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The median of every number over the repeats, and the runs themselves."""
+    row = {key: statistics.median(r[key] for r in results) for key in results[0]}
+    return {**row, "runs": results}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--role", choices=["driver", "client"], default="driver")
@@ -222,6 +243,7 @@ def main() -> None:
     parser.add_argument("--replicas", type=int, default=1)
     parser.add_argument("--num-cpus", type=float, default=2, help="CPUs per replica")
     parser.add_argument("--max-batch-size", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=1, help="runs per mode (medians shown)")
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--index", type=int, default=0, help=argparse.SUPPRESS)
@@ -229,22 +251,19 @@ def main() -> None:
     if args.role == "client":
         return client(args)
 
-    rows = {}
-    service, url = start_service(args)
-    try:
-        rows["shared service"] = shared = run(args, url)
-        rss, count = tree_rss_kib(service.pid)
-        shared["service_rss_mib"], shared["service_processes"] = rss / 1024, count
-    finally:
-        stop_service(service)
-    rows["per-process engines"] = local = run(args, None)
-    local["service_rss_mib"], local["service_processes"] = 0.0, 0
+    load = os.getloadavg()[0]  # other jobs on the machine
+    runs: dict[str, list[dict[str, Any]]] = {"shared service": [], "per-process engines": []}
+    for repeat in range(args.repeats):  # alternate the order: a busy machine drifts
+        for mode in sorted(runs, reverse=repeat % 2 == 1):
+            runs[mode].append(shared_run(args) if mode == "shared service" else local_run(args))
+    rows = {mode: median_row(results) for mode, results in runs.items()}
 
     verifier = "keyword oracle (no model)" if args.oracle == "keyword" else "ene-nli-mini"
     print(
         f"{args.clients} clients x {args.concurrency} in flight, {args.requests} requests each; "
         f"{verifier}; {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
-        f"service: {args.replicas} replica(s) x {args.num_cpus} CPUs"
+        f"service: {args.replicas} replica(s) x {args.num_cpus} CPUs; "
+        f"median of {args.repeats} run(s), load average at start {load:.1f}"
     )
     header = f"| {'mode':<20} | req/s | p50 ms | p95 ms | RSS total MiB | of which service MiB |"
     print(header)
