@@ -378,15 +378,36 @@ def start(
         from ray import serve
     except ImportError:
         raise EneError("ene serve needs Ray Serve: pip install 'ene[ray]'") from None
+    local = not ray.is_initialized() and not (address or os.environ.get("RAY_ADDRESS"))
     if not ray.is_initialized():
-        if address or os.environ.get("RAY_ADDRESS"):
-            ray.init(address=address, log_to_driver=False)
-        else:
+        if local:
             ray.init(include_dashboard=False, log_to_driver=False)
+        else:
+            ray.init(address=address, log_to_driver=False)
     serve.start(http_options={"host": host, "port": port}, logging_config={"log_level": "WARNING"})
-    serve.run(build_app(engine_options, config, token=token), name=name, route_prefix=route_prefix)
+    try:
+        serve.run(
+            build_app(engine_options, config, token=token), name=name, route_prefix=route_prefix
+        )
+    except RuntimeError as exc:  # a replica failed to start (e.g. the model is not there)
+        why = _deployment_message(name) or str(exc)
+        stop(name, everything=local)
+        raise EneError(f"the service did not start: {why}") from None
     shown = f"[{host}]" if ":" in host else host
     return f"http://{shown}:{port}{route_prefix.rstrip('/')}"
+
+
+def _deployment_message(name: str) -> str | None:
+    """The last line of why the application's deployment failed (a replica's error)."""
+    from ray import serve
+
+    try:
+        deployments = serve.status().applications[name].deployments.values()
+        message = " ".join(d.message for d in deployments if d.message)
+    except Exception:
+        return None
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    return lines[-1] if lines else None
 
 
 def stop(name: str = "ene", *, everything: bool = True) -> None:
