@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.util._once import Once
 
-from ene_core import NecessityDispatcher, NecessityEngine, NecessityResult
+from ene_core import SCHEMA_VERSION, NecessityDispatcher, NecessityEngine, NecessityResult
 from ene_integrations.otel import (
     CLAIM_EVENT,
     GENAI_EVENT,
@@ -151,7 +151,7 @@ def test_span_contract(
     assert span.start_time == result.started_ns and span.end_time == result.ended_ns
     assert span.instrumentation_scope.name == "ene"
     assert a["openinference.span.kind"] == "EVALUATOR"
-    assert a["ene.schema_version"] == "1.1" and a["ene.status"] == "ok"
+    assert a["ene.schema_version"] == SCHEMA_VERSION and a["ene.status"] == "ok"
     assert a["ene.verifier.model"] == "keyword-oracle" and a["ene.verifier.threshold"] == 0.5
     eng = result.eng
     assert eng is not None
