@@ -33,6 +33,7 @@ from .progress import Progress
 
 REQUIRED_FIELDS = ("answer", "contexts")
 MAX_LISTED = 10  # problems repeated in the end-of-run summary
+READ_SIZE = 1 << 20  # bytes per read of an input file
 _LINE_END = re.compile(rb"\r\n|\n|\r")
 
 
@@ -97,7 +98,7 @@ def read_lines(paths: Sequence[str]) -> Iterator[RawLine]:
         with open(path, "rb") as stream:
             pending = b""
             first = True
-            while chunk := stream.read(1 << 20):
+            while chunk := stream.read(READ_SIZE):
                 data = pending + chunk
                 # the lines up to the last line end; a final \r may be half of a \r\n
                 end = max(data.rfind(b"\n"), data.rfind(b"\r", 0, len(data) - 1))
@@ -115,7 +116,7 @@ def count_lines(paths: Sequence[str]) -> int:
     for path in paths:
         with open(path, "rb") as stream:
             last = b""
-            while chunk := stream.read(1 << 20):
+            while chunk := stream.read(READ_SIZE):
                 total += chunk.count(b"\n") + chunk.count(b"\r") - chunk.count(b"\r\n")
                 if last == b"\r" and chunk.startswith(b"\n"):
                     total -= 1  # a \r\n cut between two chunks
@@ -231,6 +232,7 @@ class RunSummary:
     skipped: int = 0  # bad lines: not UTF-8, not JSON, not a request
     failed: int = 0  # the evaluation raised
     already: int = 0  # --resume: already in the output
+    already_errors: int = 0  # --resume: of those, error records (bad or failed lines)
     claims: int = 0
     unsupported: int = 0
     contradicted: int = 0
@@ -247,7 +249,7 @@ class RunSummary:
     def exit_code(self) -> int:
         if self.interrupted:
             return 130
-        return 2 if self.skipped or self.failed else 0
+        return 2 if self.skipped or self.failed or self.already_errors else 0
 
     def line(self) -> str:
         """The one-line summary printed at the end of a run."""
@@ -255,7 +257,8 @@ class RunSummary:
         parts = [
             f"{_n(self.evaluated, 'request')} evaluated, {_n(self.skipped, 'line')} skipped, "
             f"{self.failed} failed"
-            + (f", {self.already} already in the output" if self.already else ""),
+            + (f", {self.already} already in the output" if self.already else "")
+            + (f" ({self.already_errors} as error records)" if self.already_errors else ""),
             f"{_n(self.claims, 'claim')}: {self.unsupported} unsupported, "
             f"{self.contradicted} contradicted",
             f"{_duration(self.seconds)} ({rate:.1f} requests/s)",
@@ -332,9 +335,10 @@ class OutcomeWriter:
                 record["id"] = outcome.id
             self.out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
-    def skip_done(self, count: int = 1) -> None:
-        """``count`` lines were already in the output (``--resume``)."""
-        self.summary.already += count
+    def skip_done(self, kinds: Sequence[str]) -> None:
+        """Lines already in the output (``--resume``): ``"ok"`` or ``"error"`` records."""
+        self.summary.already += len(kinds)
+        self.summary.already_errors += sum(kind == "error" for kind in kinds)
 
     def finish(self) -> RunSummary:
         self.summary.seconds = time.monotonic() - self.started
@@ -363,8 +367,9 @@ def eval_lines(
     try:
         while batch := list(itertools.islice(lines, chunk)):
             items = [parse_line(number, line) for number, line in batch]
-            todo = [item for item in items if resume is None or not resume.take(item)]
-            writer.skip_done(len(items) - len(todo))
+            done = [resume.take(item) if resume is not None else None for item in items]
+            writer.skip_done([kind for kind in done if kind is not None])
+            todo = [item for item, kind in zip(items, done, strict=True) if kind is None]
             for item, outcome in zip(todo, evaluate_items(engine, todo), strict=True):
                 writer.write(item.number, outcome)
             writer.progress.advance(len(batch))
@@ -527,7 +532,8 @@ class ResumeState:
     """
 
     path: str
-    keys: Counter[Key] = field(default_factory=Counter)
+    keys: Counter[Key] = field(default_factory=Counter)  # ENGs
+    error_keys: Counter[Key] = field(default_factory=Counter)  # error records
     verifiers: set[tuple[str, float]] = field(default_factory=set)
     records: int = 0
     torn_at: int | None = None  # byte offset of a last line cut off mid-write
@@ -566,21 +572,24 @@ class ResumeState:
                     )
                 state.needs_newline = not complete
                 state.records += 1
-                state.keys[record_key(record)] += 1
+                counter = state.keys if "schema_version" in record else state.error_keys
+                counter[record_key(record)] += 1
                 verifier = record.get("verifier")
                 if isinstance(verifier, dict):
                     state.verifiers.add((str(verifier.get("model")), verifier.get("threshold")))
         return state
 
-    def take(self, item: Item) -> bool:
-        """Whether ``item`` is already in the output (each record vouches for one line)."""
+    def take(self, item: Item) -> str | None:
+        """``"ok"`` (an ENG) or ``"error"`` (an error record) if ``item`` is already in the
+        output, else ``None``; each record vouches for one line."""
         if item.blank:
-            return False
+            return None
         for key in item_keys(item):
-            if self.keys[key] > 0:
-                self.keys[key] -= 1
-                return True
-        return False
+            for kind, counter in (("ok", self.keys), ("error", self.error_keys)):
+                if counter[key] > 0:
+                    counter[key] -= 1
+                    return kind
+        return None
 
     def check_engine(self, engine: NecessityEngine) -> None:
         """Refuse to mix verdicts of another verifier or threshold into the output."""

@@ -173,7 +173,7 @@ def test_span_contract(
     assert a["evaluations.0.evaluation.label"] == "unsupported"
     assert a["evaluations.0.evaluation.score"] == pytest.approx(2 / 3, abs=1e-6)
     assert a["evaluations.0.evaluation.annotator_kind"] == "CODE"
-    assert "claim 2" in a["evaluations.0.evaluation.explanation"]
+    assert "claim 3" in a["evaluations.0.evaluation.explanation"]  # the third, counted from 1
     genai = [e for e in span.events if e.name == GENAI_EVENT]
     assert [e.attributes["gen_ai.evaluation.name"] for e in genai] == names
     assert genai[0].attributes["gen_ai.evaluation.score.label"] == "unsupported"
@@ -632,7 +632,7 @@ def test_document_annotations_labels_scores_and_explanations(
         assert ann["span_id"] == f"{retriever.span_id:016x}"
         assert ann["result"]["score"] == pytest.approx(ctx.necessity_score)
         assert ann["metadata"]["context_id"] == ctx.id
-    assert anns[0]["result"]["explanation"].startswith("Needed by claim 0")
+    assert anns[0]["result"]["explanation"].startswith("Needed by claim 1")  # counted from 1
     assert "Paris" not in anns[0]["result"]["explanation"]
     with_text = document_annotations(result, capture_content=True)
     assert '"Paris is the capital of France."' in with_text[0]["result"]["explanation"]
