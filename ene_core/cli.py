@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .batch import RunSummary
     from .engine import NecessityEngine
     from .graph import EvidenceNecessityGraph
+    from .outputs import ResumeState
 
 EXIT_OK, EXIT_USAGE, EXIT_PARTIAL, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -120,7 +121,7 @@ def _add_engine_options(parser: argparse.ArgumentParser) -> None:
 
 def _write_html(path: str, html: str, *, sources: Sequence[str]) -> None:
     """Write ``html`` to ``path`` atomically; never over one of ``sources``."""
-    from .batch import AtomicOutput, check_output
+    from .outputs import AtomicOutput, check_output
 
     check_output(path, sources)
     out = AtomicOutput(path)
@@ -203,14 +204,14 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from . import batch
+    from . import batch, outputs
     from .progress import Progress, progress_wanted
 
     if args.resume and args.backend == "ray":
         raise EneError("--resume works with the local backend only (drop --backend ray)")
     files = batch.input_files(args.input)
-    batch.check_output(args.output, files)
-    state = batch.ResumeState.read(args.output) if args.resume else None
+    outputs.check_output(args.output, files)
+    state = outputs.ResumeState.read(args.output) if args.resume else None
     show = progress_wanted(sys.stderr, quiet=args.quiet)
     if args.backend == "ray":
         from .ray_backend import eval_with_ray
@@ -242,17 +243,17 @@ def _run_local(
     args: argparse.Namespace,
     engine: NecessityEngine,
     files: list[str],
-    state: Any,
+    state: ResumeState | None,
     show: bool,
 ) -> tuple[RunSummary, bool]:
-    from . import batch
+    from . import batch, outputs
     from .progress import Progress
 
     total = batch.count_lines(files) if show else None
-    output: batch.AtomicOutput | batch.AppendOutput = (
-        batch.AppendOutput(args.output, state)
+    output: outputs.AtomicOutput | outputs.AppendOutput = (
+        outputs.AppendOutput(args.output, state)
         if state is not None
-        else batch.AtomicOutput(args.output)
+        else outputs.AtomicOutput(args.output)
     )
     try:
         with _sigterm_as_interrupt(), Progress(total, enabled=show) as progress:

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from typing import IO, Any
 
 from .batch import (
-    AtomicOutput,
     NotText,
     Outcome,
     OutcomeWriter,
@@ -31,6 +30,7 @@ from .batch import (
     split_byte_lines,
 )
 from .errors import EneError
+from .outputs import AtomicOutput
 from .progress import Progress
 
 
@@ -97,7 +97,7 @@ def eval_with_ray(
     ``engine_options`` are the ``ene eval`` engine flags (:func:`ene_core.cli.engine_options`).
     Connects to ``address`` (or ``RAY_ADDRESS``), else starts a local Ray, unless Ray is
     already initialised in this process. ``output`` is replaced only when the run ends
-    (:class:`~ene_core.batch.AtomicOutput`).
+    (:class:`~ene_core.outputs.AtomicOutput`).
     """
     try:
         import ray

@@ -20,14 +20,9 @@ from pathlib import Path
 import pytest
 
 from ene_core import EvidenceNecessityGraph
-from ene_core.batch import (
-    AtomicOutput,
-    ResumeState,
-    count_lines,
-    eval_lines,
-    read_lines,
-)
+from ene_core.batch import count_lines, eval_lines, parse_line, read_lines
 from ene_core.cli import EXAMPLE_LINES, main
+from ene_core.outputs import AtomicOutput, ResumeState, record_key
 from ene_core.progress import Progress, progress_wanted
 from ene_core.testing import KeywordOracle
 
@@ -398,8 +393,6 @@ def test_resume_refuses_what_it_cannot_continue(tmp_path: Path) -> None:
 
 
 def test_resume_state_matches_by_id_content_and_line() -> None:
-    from ene_core.batch import parse_line
-
     state = ResumeState("out.jsonl")
     eng_with_id = {"schema_version": "1.2", "id": "a", "answer": "x", "contexts": []}
     eng_without = {
@@ -410,7 +403,6 @@ def test_resume_state_matches_by_id_content_and_line() -> None:
         "contexts": [{"text": "c"}],
     }
     error = {"line": 4, "error": "not valid JSON"}
-    from ene_core.batch import record_key
 
     for record in (eng_with_id, eng_without, eng_without):
         state.keys[record_key(record)] += 1
