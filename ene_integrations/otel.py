@@ -326,6 +326,7 @@ class NecessitySpanRecorder:
                     "ene.oracle.forward_pairs": s.forward_pairs,
                     "ene.oracle.cache_hits": s.cache_hits,
                     "ene.duration_ms": float(s.duration_ms),
+                    "ene.compute_ms": float(s.request_ms),
                 }
             )
         for i, evaluation in enumerate(evaluations):
