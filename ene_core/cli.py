@@ -133,14 +133,22 @@ def _write_html(path: str, html: str, *, sources: Sequence[str]) -> None:
     out.commit()
 
 
-def _write_report(results: str, html_path: str | None, *, title: str, seed: int = 0) -> Any:
+def _write_report(
+    results: str,
+    html_path: str | None,
+    *,
+    title: str,
+    seed: int = 0,
+    sources: Sequence[str] = (),
+) -> Any:
     from .report import read_results, summarize
     from .viewer import render_html
 
     engs, failed = read_results(results)
     report = summarize(engs, failed, seed=seed)
     if html_path:
-        _write_html(html_path, render_html(engs, report=report, title=title), sources=[results])
+        page = render_html(engs, report=report, title=title)
+        _write_html(html_path, page, sources=[results, *sources])
         print(f"ene: wrote {html_path}", file=sys.stderr)
     return report
 
@@ -210,7 +218,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if args.resume and args.backend == "ray":
         raise EneError("--resume works with the local backend only (drop --backend ray)")
     files = batch.input_files(args.input)
-    outputs.check_output(args.output, files)
+    shards = args.input if os.path.isdir(args.input) else None
+    outputs.check_output(args.output, files, shard_dir=shards)
+    if args.report:  # checked now, not after the run
+        outputs.check_output(args.report, [*files, args.output], shard_dir=shards)
     state = outputs.ResumeState.read(args.output) if args.resume else None
     show = progress_wanted(sys.stderr, quiet=args.quiet)
     if args.backend == "ray":
@@ -235,7 +246,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         summary, kept = _run_local(args, engine, files, state, show)
     _print_summary(summary, args.output, kept=kept, quiet=args.quiet, resume=args.resume)
     if args.report and not summary.interrupted:
-        _write_report(args.output, args.report, title=f"ENE report: {args.input}")
+        _write_report(args.output, args.report, title=f"ENE report: {args.input}", sources=files)
     return summary.exit_code
 
 
@@ -288,13 +299,13 @@ def _print_summary(
     if summary.stopped:
         print(
             f"ene eval: stopped at {summary.stopped.split(':')[0]} (--on-error fail); "
-            f"the {summary.evaluated} requests before it are in {output}",
+            f"what was evaluated before it is in {output}",
             file=err,
         )
     if summary.interrupted:
         if kept:
             again = "run the same command again" if resume else "add --resume"
-            where = f"{output} holds the {summary.evaluated} requests evaluated"
+            where = f"{output} holds what was evaluated"
             print(f"ene eval: interrupted; {where}: {again} to continue", file=err)
         else:
             print(

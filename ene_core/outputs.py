@@ -24,11 +24,12 @@ from .engine import NecessityEngine
 from .errors import EneError
 
 
-def check_output(output: str, files: Sequence[str]) -> str:
+def check_output(output: str, files: Sequence[str], *, shard_dir: str | None = None) -> str:
     """Refuse an output that would destroy input or cannot be written; returns its real path.
 
     The same file as an input (also through a symbolic or hard link), a file inside the input
-    directory (it would be read as a shard next time), a directory, or a missing directory.
+    directory ``shard_dir`` (it would be read as a shard next time), a directory, or a missing
+    directory.
     """
     target = os.path.realpath(output)
     if os.path.isdir(target):
@@ -49,8 +50,8 @@ def check_output(output: str, files: Sequence[str]) -> str:
                 f"-o {output} is the input file {name}: writing it would destroy the input; "
                 "name another output"
             )
-    shard_dirs = {os.path.realpath(os.path.dirname(n)) for n in files if "://" not in n}
-    if len(files) > 1 and folder in shard_dirs and not os.path.basename(target).startswith("."):
+    hidden = os.path.basename(target).startswith((".", "_"))  # shards skip these names
+    if shard_dir is not None and folder == os.path.realpath(shard_dir) and not hidden:
         raise EneError(
             f"-o {output} is inside the input directory: it would be read as input next time"
         )

@@ -99,6 +99,22 @@ def test_output_equal_to_the_input_is_refused(tmp_path: Path, how: str) -> None:
     assert src.read_bytes() == before
 
 
+def test_report_and_shard_outputs_that_would_destroy_input_are_refused(tmp_path: Path) -> None:
+    src = write_jsonl(tmp_path / "in.jsonl", [request(1)])
+    before = src.read_bytes()
+    out = tmp_path / "out.jsonl"
+    done = ene("eval", str(src), "-o", str(out), "--oracle", "keyword", "--report", str(src))
+    assert done.returncode == 1 and "is the input file" in done.stderr
+    assert src.read_bytes() == before and not out.exists()  # refused before the run
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    write_jsonl(shards / "part-0.jsonl", [request(2)])
+    inside = ene("eval", str(shards), "-o", str(shards / "out.jsonl"), "--oracle", "keyword")
+    assert inside.returncode == 1 and "inside the input directory" in inside.stderr
+    marker = ene("eval", str(shards), "-o", str(shards / "_out.jsonl"), "--oracle", "keyword")
+    assert marker.returncode == 0, marker.stderr  # names starting with _ are not read as shards
+
+
 def test_an_input_symlinked_to_the_output_is_refused(tmp_path: Path) -> None:
     out = write_jsonl(tmp_path / "out.jsonl", [request(1)])
     link = tmp_path / "in.jsonl"
