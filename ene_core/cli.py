@@ -1,23 +1,88 @@
 """The ``ene`` command line: ``ene eval``, ``evaluate``, ``report``, ``view``, ``schema``,
-``serve``."""
+``serve``.
+
+Each subcommand is an ``_add_<name>`` function that declares its arguments and a ``_cmd_<name>``
+function that runs it; the heavy modules (torch and transformers through the oracle, ray, rich)
+are imported inside the commands, so ``ene --help`` and argument errors return at once.
+Exit status: 0 done, 1 usage or input error, 2 ``ene eval`` skipped or failed some lines,
+130 interrupted. A user error is one line on stderr, never a traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
-import itertools
+import contextlib
 import json
 import os
 import sys
-import time
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import IO, Any, Literal
+import threading
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from .engine import Engine, NecessityEngine, Request
 from .errors import EneError
-from .graph import EvidenceNecessityGraph
+
+if TYPE_CHECKING:
+    from .batch import RunSummary
+    from .engine import Engine
+    from .graph import EvidenceNecessityGraph
+    from .outputs import ResumeState
+
+EXIT_OK, EXIT_USAGE, EXIT_PARTIAL, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+EXAMPLE_LINES = (
+    '{"id": "q1", "question": "Where is Paris?", "answer": "Paris is in France [1].", '
+    '"contexts": ["Paris is the capital of France.", "Bananas are yellow."]}',
+    '{"id": "q2", "answer": "The tower is 330 metres tall.", "contexts": [{"id": "doc-7", '
+    '"text": "The tower is 330 metres tall.", "metadata": {"source": "wiki"}}]}',
+    '{"id": "q3", "answer": "Owls hunt at night.", "contexts": []}',
+)
+
+EVAL_EPILOG = f"""\
+input: JSON Lines, UTF-8, one request per line (blank lines are ignored):
+  id         optional  string or number naming the request (--resume matches on it)
+  question   optional  the user's question
+  answer     required  the answer to check; [n] markers cite contexts (1-based)
+  contexts   required  the retrieved chunks, in retrieval order (may be []): each a
+                       string or {{"id": ..., "text": ..., "metadata": {{...}}}}
+                       (id and metadata optional; metadata feeds the report)
+  Other fields are ignored. INPUT may be a directory of .jsonl shards.
+
+example (3 requests):
+  {EXAMPLE_LINES[0]}
+  {EXAMPLE_LINES[1]}
+  {EXAMPLE_LINES[2]}
+
+output: one ENG JSON object per request, in input order (`ene schema` has the
+  format). A line that is not a request (not UTF-8, not JSON, missing fields) is
+  reported on stderr with its number and reason and skipped; --on-error record
+  writes {{"line": N, "error": "..."}} in its place, --on-error fail stops there.
+  OUTPUT is written to a temporary file beside it and renamed at the end: an
+  existing OUTPUT is replaced only by a finished run. OUTPUT may not be INPUT.
+
+--resume: append to OUTPUT, skipping the requests already in it (by id; without an
+  id by content), flushing every line; run the same command again after Ctrl-C or
+  a killed job and it continues where it stopped, never writing a request twice.
+
+progress: a bar on stderr (total, rate, ETA) when stderr is a terminal; none in CI
+  ($CI set), in pipes or with --quiet. A one-line summary ends every run.
+
+exit status:
+  0    every line was evaluated
+  1    usage or input error (OUTPUT untouched)
+  2    some lines were skipped or failed; every other line was evaluated and written
+  130  interrupted (Ctrl-C, SIGTERM): with --resume, run again to continue
+"""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with ENE's exit status for usage errors (1, not argparse's 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+# -- shared ---------------------------------------------------------------------------------------
 def build_engine(args: argparse.Namespace) -> Engine:
     """The engine the command line asked for (``--oracle keyword`` needs no model; ``--remote
     URL`` is an ``ene serve`` service, whose own verifier is used)."""
@@ -25,6 +90,8 @@ def build_engine(args: argparse.Namespace) -> Engine:
         from .remote import RemoteEngine
 
         return RemoteEngine(args.remote, timeout=args.remote_timeout)
+    from .engine import NecessityEngine
+
     if args.oracle == "keyword":
         from .testing import KeywordOracle
 
@@ -43,253 +110,10 @@ def engine_options(args: argparse.Namespace) -> dict[str, Any]:
     return {name: getattr(args, name) for name in ENGINE_OPTIONS}
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """What became of one input line; plain strings, so it crosses process boundaries (Ray).
-
-    ``kind`` is ``ok`` (``text`` is the ENG JSON), ``bad`` (not a request), ``failed`` (the
-    evaluation raised) or ``blank`` (an empty line: nothing written).
-    """
-
-    kind: Literal["ok", "bad", "failed", "blank"]
-    text: str = ""
-    id: str | None = None
-
-
-def parse_request(line: str) -> Request:
-    """One JSONL line as a request; raises ``json.JSONDecodeError`` or :class:`EneError`."""
-    item = json.loads(line)
-    if not isinstance(item, dict):
-        raise EneError("each line must be a JSON object")
-    return Request.from_mapping(item)
-
-
-def evaluate_lines(engine: Engine, lines: Sequence[str]) -> list[Outcome]:
-    """Evaluate input lines (one request each) in one engine batch; one outcome per line."""
-    parsed: list[Request | Outcome] = []
-    for line in lines:
-        if not line.strip():
-            parsed.append(Outcome("blank"))
-            continue
-        try:
-            parsed.append(parse_request(line))
-        except (json.JSONDecodeError, EneError) as exc:
-            parsed.append(Outcome("bad", str(exc)))
-    requests = [r for r in parsed if isinstance(r, Request)]
-    results = iter(engine.evaluate_many(requests, return_exceptions=True))
-    outcomes = []
-    for item in parsed:
-        if isinstance(item, Outcome):
-            outcomes.append(item)
-            continue
-        result = next(results)
-        if isinstance(result, BaseException):
-            outcomes.append(Outcome("failed", f"{type(result).__name__}: {result}", item.id))
-        else:
-            outcomes.append(Outcome("ok", result.to_json(), item.id))
-    return outcomes
-
-
-class OutcomeWriter:
-    """Writes outcomes as ``ene eval`` output, in the order given, and counts them."""
-
-    def __init__(self, out: IO[str], *, on_error: str = "skip", errors: IO[str] | None = None):
-        self.out = out
-        self.on_error = on_error
-        self.errors = errors or sys.stderr
-        self.counts = {"ok": 0, "failed": 0, "bad_lines": 0}
-        self.started = time.monotonic()
-
-    def write(self, number: int, outcome: Outcome) -> None:
-        """Write the outcome of input line ``number`` (1-based); raise SystemExit on ``fail``."""
-        if outcome.kind == "ok":
-            self.counts["ok"] += 1
-            self.out.write(outcome.text + "\n")
-            return
-        if outcome.kind == "blank":
-            return
-        bad = outcome.kind == "bad"
-        self.counts["bad_lines" if bad else "failed"] += 1
-        message = f"line {number}: {outcome.text}"
-        if self.on_error == "fail":
-            raise SystemExit(f"ene eval: {message}")
-        print(f"ene eval: {'skipped' if bad else 'failed'} {message}", file=self.errors)
-        if self.on_error == "record":
-            record = (
-                {"line": number, "error": message}
-                if bad
-                else {"line": number, "id": outcome.id, "error": message}
-            )
-            self.out.write(json.dumps(record) + "\n")
-
-    def progress(self) -> None:
-        if self.errors.isatty():
-            done = sum(self.counts.values())
-            rate = done / max(time.monotonic() - self.started, 1e-9)
-            print(
-                f"\rene eval: {done} requests, {rate:.1f}/s", end="", file=self.errors, flush=True
-            )
-
-    def finish(self) -> dict[str, int]:
-        lead = "\r" if self.errors.isatty() else ""
-        c = self.counts
-        summary = f"{c['ok']} evaluated, {c['failed']} failed, {c['bad_lines']} bad lines"
-        print(f"{lead}ene eval: {summary}", file=self.errors)
-        return c
-
-
-def eval_lines(
-    engine: Engine,
-    stream: Iterable[str],
-    out: IO[str],
-    *,
-    on_error: str = "skip",
-    chunk: int = 32,
-    errors: IO[str] | None = None,
-) -> dict[str, int]:
-    """Evaluate a JSONL stream into ENG JSONL, ``chunk`` lines per engine batch, in order."""
-    writer = OutcomeWriter(out, on_error=on_error, errors=errors)
-    lines = iter(stream)
-    number = 1
-    while batch := list(itertools.islice(lines, chunk)):
-        for offset, outcome in enumerate(evaluate_lines(engine, batch)):
-            writer.write(number + offset, outcome)
-        number += len(batch)
-        writer.progress()
-    return writer.finish()
-
-
-def input_files(path: str) -> list[str]:
-    """A JSONL file, or a directory's shards in name order (hidden and ``_`` files skipped)."""
-    if "://" in path or not os.path.isdir(path):
-        return [path]
-    names = sorted(n for n in os.listdir(path) if not n.startswith((".", "_")))
-    files = [os.path.join(path, n) for n in names if os.path.isfile(os.path.join(path, n))]
-    if not files:
-        raise EneError(f"{path} is a directory with no input files")
-    return files
-
-
-def read_lines(paths: Sequence[str]) -> Iterator[str]:
-    """The lines of ``paths`` one after another (line numbers run on across shards)."""
-    for path in paths:
-        with open(path, encoding="utf-8") as stream:
-            yield from stream
-
-
-def _cmd_eval(args: argparse.Namespace) -> int:
-    files = input_files(args.input)
-    if args.remote and args.backend == "ray":
-        raise EneError("--remote evaluates on an ene serve service: drop --backend ray")
-    if args.backend == "ray":
-        from ene_integrations.ray import eval_with_ray
-
-        counts = eval_with_ray(
-            files,
-            args.output,
-            engine_options=engine_options(args),
-            on_error=args.on_error,
-            workers=args.workers,
-            num_gpus_per_worker=args.num_gpus_per_worker,
-            address=args.ray_address,
-        )
-    else:
-        engine = build_engine(args)
-        with open(args.output, "w", encoding="utf-8") as out:
-            counts = eval_lines(engine, read_lines(files), out, on_error=args.on_error)
-    if args.report:
-        _write_report(args.output, args.report, title=f"ENE report: {args.input}")
-    return 0 if counts["failed"] == 0 or args.on_error != "fail" else 1
-
-
-def _write_report(results: str, html_path: str | None, *, title: str, seed: int = 0) -> Any:
-    from .report import read_results, summarize
-    from .viewer import render_html
-
-    engs, failed = read_results(results)
-    report = summarize(engs, failed, seed=seed)
-    if html_path:
-        with open(html_path, "w", encoding="utf-8") as out:
-            out.write(render_html(engs, report=report, title=title))
-        print(f"ene: wrote {html_path}", file=sys.stderr)
-    return report
-
-
-def _cmd_report(args: argparse.Namespace) -> int:
-    report = _write_report(
-        args.results, args.html, title=f"ENE report: {args.results}", seed=args.seed
-    )
-    print(json.dumps(report.to_dict(), indent=2) if args.json else report.to_table())
-    return 0
-
-
-def _cmd_view(args: argparse.Namespace) -> int:
-    from .report import read_results
-    from .viewer import render_html
-
-    engs, _ = read_results(args.eng)
-    if not engs:
-        raise EneError(f"{args.eng} holds no ENG")
-    output = args.output or os.path.splitext(args.eng)[0] + ".html"
-    title = f"ENG {engs[0].id or os.path.basename(args.eng)}" if len(engs) == 1 else args.eng
-    with open(output, "w", encoding="utf-8") as out:
-        out.write(render_html(engs, title=title, max_requests=args.limit))
-    print(output)
-    return 0
-
-
-def _cmd_evaluate(args: argparse.Namespace) -> int:
-    engine = build_engine(args)
-    eng = engine.evaluate(args.answer, args.context or [], args.question)
-    print(eng.to_json(indent=2) if args.json else render(eng))
-    return 0
-
-
-def _cmd_schema(args: argparse.Namespace) -> int:
-    print(json.dumps(EvidenceNecessityGraph.json_schema(), indent=2))
-    return 0
-
-
-def render(eng: EvidenceNecessityGraph) -> str:
-    """A readable plain-text view of one graph."""
-    v = eng.verifier
-    tau_c = (
-        ""
-        if v.contradiction_threshold in (None, v.threshold)
-        else (f"  tau_contra={v.contradiction_threshold}")
-    )
-    lines = [f"ENG {eng.schema_version}  model={v.model}  tau={v.threshold}{tau_c}"]
-    for claim in eng.claims:
-        if not claim.checkable:
-            lines.append(f"  [{claim.index}] ({claim.kind}, not checked) {claim.text}")
-            continue
-        if claim.status == "contradicted":  # show the contradiction and who contradicts it
-            prob, edge, chunks = "p(contra)", "by", claim.contradicted_by
-            value = claim.p_contra
-        else:
-            prob, edge, chunks = "p(entail)", "needs", claim.necessary
-            value = claim.p_entail
-        where = ", ".join(f"#{i}" for i in chunks) or "-"
-        lines.append(
-            f"  [{claim.index}] {claim.classification:<12} {prob}={value:.2f}  "
-            f"{edge:<5} {where:<10} {claim.text}"
-        )
-    for ctx in eng.contexts:
-        mark = "used" if ctx.used else "UNUSED"
-        preview = ctx.text[:70].replace("\n", " ")
-        lines.append(f"  #{ctx.index} {mark:<6} nec={ctx.necessity_score:.2f}  {preview}")
-    c, s = eng.counts, eng.stats
-    lines.append(
-        f"  {c.supported}/{c.checkable_claims} supported, {c.contexts_unused}/{c.contexts} "
-        f"contexts unused ({c.tokens_saved} tokens), {s.oracle_checks} checks, "
-        f"{s.forward_pairs} forward pairs, {s.duration_ms:.0f} ms"
-    )
-    lines.extend(f"  warning: {w}" for w in eng.warnings)
-    return "\n".join(lines)
-
-
 def _add_engine_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", help="local NLI model dir or cached id (default: ene-nli-mini)")
+    parser.add_argument(
+        "--model", help="local NLI model directory (with config.json), default: ene-nli-mini"
+    )
     parser.add_argument("--threshold", type=float, help="decision threshold tau")
     parser.add_argument("--batch-size", type=int, help="model rows per forward pass")
     parser.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda if available)")
@@ -301,6 +125,324 @@ def _add_engine_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _write_html(path: str, html: str, *, sources: Sequence[str]) -> None:
+    """Write ``html`` to ``path`` atomically; never over one of ``sources``."""
+    from .outputs import AtomicOutput, check_output
+
+    check_output(path, sources)
+    out = AtomicOutput(path)
+    try:
+        out.write(html)
+    except BaseException:
+        out.discard()
+        raise
+    out.commit()
+
+
+def _write_report(
+    results: str,
+    html_path: str | None,
+    *,
+    title: str,
+    seed: int = 0,
+    sources: Sequence[str] = (),
+) -> Any:
+    from .report import read_results, summarize
+    from .viewer import render_html
+
+    engs, failed = read_results(results)
+    report = summarize(engs, failed, seed=seed)
+    if html_path:
+        page = render_html(engs, report=report, title=title)
+        _write_html(html_path, page, sources=[results, *sources])
+        print(f"ene: wrote {html_path}", file=sys.stderr)
+    return report
+
+
+# -- ene eval -------------------------------------------------------------------------------------
+def _add_eval(sub: Any) -> None:
+    p = sub.add_parser(
+        "eval",
+        help="evaluate a JSONL file of requests into ENG JSONL",
+        description="Evaluate a JSONL file of requests into ENG JSONL (one ENG per line).",
+        epilog=EVAL_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("input", help="JSONL requests (a file, or a directory of shards)")
+    p.add_argument("-o", "--output", required=True, help="ENG JSONL to write")
+    p.add_argument(
+        "--on-error",
+        choices=["skip", "fail", "record"],
+        default="skip",
+        help="a bad or failed line: skip it (default), stop there, or record it in the output",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted run: append to OUTPUT, skipping the requests in it",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
+    p.add_argument("--report", metavar="HTML", help="also write the HTML report of the results")
+    p.add_argument(
+        "--backend",
+        choices=["local", "ray"],
+        default="local",
+        help="'ray' evaluates on a Ray cluster (or a local one) with Ray Data; needs ene[ray]",
+    )
+    p.add_argument("--workers", type=int, help="ray: evaluation actors (default: autoscale)")
+    p.add_argument(
+        "--num-gpus-per-worker", type=float, default=0.0, help="ray: GPUs per actor (default 0)"
+    )
+    p.add_argument("--ray-address", help="ray: cluster address (default: RAY_ADDRESS or local)")
+    p.add_argument(
+        "--remote",
+        metavar="URL",
+        help="evaluate on an `ene serve` service (its verifier; token from $ENE_SERVE_TOKEN)",
+    )
+    p.add_argument(
+        "--remote-timeout", type=float, default=60.0, help="remote: seconds per call (default 60)"
+    )
+    _add_engine_options(p)
+    p.set_defaults(func=_cmd_eval)
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a killed job) ends the run like Ctrl-C: cleanly, with what was done written."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from . import batch, outputs
+    from .progress import Progress, progress_wanted
+
+    if args.resume and args.backend == "ray":
+        raise EneError("--resume works with the local backend only (drop --backend ray)")
+    if args.remote and args.backend == "ray":
+        raise EneError("--remote evaluates on an ene serve service: drop --backend ray")
+    files = batch.input_files(args.input)
+    shards = args.input if os.path.isdir(args.input) else None
+    outputs.check_output(args.output, files, shard_dir=shards)
+    if args.report:  # checked now, not after the run
+        outputs.check_output(args.report, [*files, args.output], shard_dir=shards)
+    state = outputs.ResumeState.read(args.output) if args.resume else None
+    show = progress_wanted(sys.stderr, quiet=args.quiet)
+    if args.backend == "ray":
+        from .ray_backend import eval_with_ray
+
+        with _sigterm_as_interrupt(), Progress(None, enabled=show) as progress:
+            summary = eval_with_ray(
+                files,
+                args.output,
+                engine_options=engine_options(args),
+                on_error=args.on_error,
+                workers=args.workers,
+                num_gpus_per_worker=args.num_gpus_per_worker,
+                address=args.ray_address,
+                progress=progress,
+            )
+        kept = True
+    else:
+        engine = build_engine(args)  # a bad --model fails here, before OUTPUT is touched
+        if state is not None:
+            state.check_engine(engine)
+        summary, kept = _run_local(args, engine, files, state, show)
+    _print_summary(summary, args.output, kept=kept, quiet=args.quiet, resume=args.resume)
+    if args.report and not summary.interrupted:
+        _write_report(args.output, args.report, title=f"ENE report: {args.input}", sources=files)
+    return summary.exit_code
+
+
+def _run_local(
+    args: argparse.Namespace,
+    engine: Engine,
+    files: list[str],
+    state: ResumeState | None,
+    show: bool,
+) -> tuple[RunSummary, bool]:
+    from . import batch, outputs
+    from .progress import Progress
+
+    total = batch.count_lines(files) if show else None
+    output: outputs.AtomicOutput | outputs.AppendOutput = (
+        outputs.AppendOutput(args.output, state)
+        if state is not None
+        else outputs.AtomicOutput(args.output)
+    )
+    try:
+        with _sigterm_as_interrupt(), Progress(total, enabled=show) as progress:
+            summary = batch.eval_lines(
+                engine,
+                batch.read_lines(files),
+                output,
+                on_error=args.on_error,
+                progress=progress,
+                resume=state,
+            )
+    except BaseException:
+        output.discard()
+        raise
+    if summary.interrupted:
+        return summary, output.interrupted()
+    output.commit()
+    return summary, True
+
+
+def _print_summary(
+    summary: RunSummary, output: str, *, kept: bool, quiet: bool, resume: bool
+) -> None:
+    err = sys.stderr
+    problems = summary.skipped + summary.failed
+    if problems and not summary.stopped:
+        print(f"ene eval: {summary.skipped} skipped, {summary.failed} failed:", file=err)
+        for problem in summary.problems:
+            print(f"  {problem}", file=err)
+        if problems > len(summary.problems):
+            print(f"  ... and {problems - len(summary.problems)} more (above)", file=err)
+    if summary.stopped:
+        print(
+            f"ene eval: stopped at {summary.stopped.split(':')[0]} (--on-error fail); "
+            f"what was evaluated before it is in {output}",
+            file=err,
+        )
+    if summary.interrupted:
+        if kept:
+            again = "run the same command again" if resume else "add --resume"
+            where = f"{output} holds what was evaluated"
+            print(f"ene eval: interrupted; {where}: {again} to continue", file=err)
+        else:
+            print(
+                f"ene eval: interrupted; {output} is left as it was (a run with --resume "
+                "can be continued after an interruption)",
+                file=err,
+            )
+    if not quiet:
+        print(f"ene eval: {summary.line()} -> {output}", file=err)
+
+
+# -- ene report / view / evaluate / schema --------------------------------------------------------
+def _add_report(sub: Any) -> None:
+    p = sub.add_parser("report", help="aggregate statistics over an ene eval output")
+    p.add_argument("results", help="ENG JSONL written by ene eval")
+    p.add_argument("--html", metavar="HTML", help="also write the HTML report")
+    p.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.set_defaults(func=_cmd_report)
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    report = _write_report(
+        args.results, args.html, title=f"ENE report: {args.results}", seed=args.seed
+    )
+    print(json.dumps(report.to_dict(), indent=2) if args.json else report.to_table())
+    return EXIT_OK
+
+
+def _add_view(sub: Any) -> None:
+    p = sub.add_parser("view", help="write a self-contained HTML view of ENGs")
+    p.add_argument("eng", help="an ENG JSON file or ENG JSONL")
+    p.add_argument("-o", "--output", help="HTML file (default: next to the input)")
+    p.add_argument("--limit", type=int, default=200, help="most requests shown (default 200)")
+    p.set_defaults(func=_cmd_view)
+
+
+def _cmd_view(args: argparse.Namespace) -> int:
+    from .report import read_results
+    from .viewer import render_html
+
+    engs, _ = read_results(args.eng)
+    if not engs:
+        raise EneError(f"{args.eng} holds no ENG")
+    output = args.output or os.path.splitext(args.eng)[0] + ".html"
+    title = f"ENG {engs[0].id or os.path.basename(args.eng)}" if len(engs) == 1 else args.eng
+    _write_html(output, render_html(engs, title=title, max_requests=args.limit), sources=[args.eng])
+    print(output)
+    return EXIT_OK
+
+
+def _add_evaluate(sub: Any) -> None:
+    p = sub.add_parser("evaluate", help="evaluate one answer and print its ENG")
+    p.add_argument("--answer", required=True)
+    p.add_argument("--context", action="append", help="a retrieved chunk (repeat)")
+    p.add_argument("--question")
+    p.add_argument("--json", action="store_true", help="print the ENG as JSON")
+    _add_engine_options(p)
+    p.set_defaults(func=_cmd_evaluate)
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    engine = build_engine(args)
+    eng = engine.evaluate(args.answer, args.context or [], args.question)
+    print(eng.to_json(indent=2) if args.json else render(eng))
+    return EXIT_OK
+
+
+def _add_schema(sub: Any) -> None:
+    p = sub.add_parser("schema", help="print the ENG JSON Schema")
+    p.set_defaults(func=_cmd_schema)
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from .graph import EvidenceNecessityGraph
+
+    print(json.dumps(EvidenceNecessityGraph.json_schema(), indent=2))
+    return EXIT_OK
+
+
+def render(eng: EvidenceNecessityGraph) -> str:
+    """A readable plain-text view of one graph; claims ``[n]`` and chunks ``#n`` count from 1,
+    like the answer's ``[n]`` citation markers (the JSON's indices count from 0)."""
+    v = eng.verifier
+    tau_c = (
+        ""
+        if v.contradiction_threshold in (None, v.threshold)
+        else (f"  tau_contra={v.contradiction_threshold}")
+    )
+    lines = [f"ENG {eng.schema_version}  model={v.model}  tau={v.threshold}{tau_c}"]
+    for claim in eng.claims:
+        number = f"[{claim.index + 1}]"
+        if not claim.checkable:
+            lines.append(f"  {number} ({claim.kind}, not checked) {claim.text}")
+            continue
+        if claim.status == "contradicted":  # show the contradiction and who contradicts it
+            prob, edge, chunks = "p(contra)", "by", claim.contradicted_by
+            value = claim.p_contra
+        else:
+            prob, edge, chunks = "p(entail)", "needs", claim.necessary
+            value = claim.p_entail
+        where = ", ".join(f"#{i + 1}" for i in chunks) or "-"
+        lines.append(
+            f"  {number} {claim.classification:<12} {prob}={value:.2f}  "
+            f"{edge:<5} {where:<10} {claim.text}"
+        )
+    for ctx in eng.contexts:
+        mark = "used" if ctx.used else "UNUSED"
+        preview = ctx.text[:70].replace("\n", " ")
+        lines.append(f"  #{ctx.index + 1} {mark:<6} nec={ctx.necessity_score:.2f}  {preview}")
+    c, s = eng.counts, eng.stats
+    lines.append(
+        f"  {c.supported}/{c.checkable_claims} supported, {c.contexts_unused}/{c.contexts} "
+        f"contexts unused ({c.tokens_saved} tokens), {s.oracle_checks} checks, "
+        f"{s.forward_pairs} forward pairs, {s.duration_ms:.0f} ms"
+    )
+    lines.extend(f"  warning: {w}" for w in eng.warnings)
+    return "\n".join(lines)
+
+
+# -- serve ----------------------------------------------------------------------------------------
 def _cmd_serve(args: argparse.Namespace) -> int:
     import signal
     import threading
@@ -341,7 +483,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_serve_parser(sub: Any) -> None:
+def _add_serve(sub: Any) -> None:
     p = sub.add_parser("serve", help="serve the engine over HTTP on Ray Serve (needs ene[ray])")
     p.add_argument("--host", default="127.0.0.1", help="HTTP host (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000)")
@@ -372,72 +514,41 @@ def _add_serve_parser(sub: Any) -> None:
     p.set_defaults(func=_cmd_serve)
 
 
+# -- the parser and main --------------------------------------------------------------------------
+SUBCOMMANDS = (_add_eval, _add_report, _add_view, _add_evaluate, _add_schema, _add_serve)
+
+
 def make_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ene", description=__doc__)
+    parser = _Parser(
+        prog="ene",
+        description="ENE: which retrieved chunks did each claim of a RAG answer need?",
+        epilog="exit status: 0 done, 1 usage or input error, 2 some lines skipped or failed "
+        "(ene eval), 130 interrupted. `ene eval --help` documents the input format.",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-
-    p = sub.add_parser("eval", help="evaluate a JSONL file of requests into ENG JSONL")
-    p.add_argument("input")
-    p.add_argument("-o", "--output", required=True)
-    p.add_argument("--on-error", choices=["skip", "fail", "record"], default="skip")
-    p.add_argument("--report", metavar="HTML", help="also write the HTML report of the results")
-    p.add_argument(
-        "--backend",
-        choices=["local", "ray"],
-        default="local",
-        help="'ray' evaluates on a Ray cluster (or a local one) with Ray Data; needs ene[ray]",
-    )
-    p.add_argument("--workers", type=int, help="ray: evaluation actors (default: autoscale)")
-    p.add_argument(
-        "--num-gpus-per-worker", type=float, default=0.0, help="ray: GPUs per actor (default 0)"
-    )
-    p.add_argument("--ray-address", help="ray: cluster address (default: RAY_ADDRESS or local)")
-    p.add_argument(
-        "--remote",
-        metavar="URL",
-        help="evaluate on an `ene serve` service (its verifier; token from $ENE_SERVE_TOKEN)",
-    )
-    p.add_argument(
-        "--remote-timeout", type=float, default=60.0, help="remote: seconds per call (default 60)"
-    )
-    _add_engine_options(p)
-    p.set_defaults(func=_cmd_eval)
-
-    p = sub.add_parser("report", help="aggregate statistics over an ene eval output")
-    p.add_argument("results", help="ENG JSONL written by ene eval")
-    p.add_argument("--html", metavar="HTML", help="also write the HTML report")
-    p.add_argument("--json", action="store_true", help="print the statistics as JSON")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    p.set_defaults(func=_cmd_report)
-
-    p = sub.add_parser("view", help="write a self-contained HTML view of ENGs")
-    p.add_argument("eng", help="an ENG JSON file or ENG JSONL")
-    p.add_argument("-o", "--output", help="HTML file (default: next to the input)")
-    p.add_argument("--limit", type=int, default=200, help="most requests shown (default 200)")
-    p.set_defaults(func=_cmd_view)
-
-    p = sub.add_parser("evaluate", help="evaluate one answer and print its ENG")
-    p.add_argument("--answer", required=True)
-    p.add_argument("--context", action="append", help="a retrieved chunk (repeat)")
-    p.add_argument("--question")
-    p.add_argument("--json", action="store_true", help="print the ENG as JSON")
-    _add_engine_options(p)
-    p.set_defaults(func=_cmd_evaluate)
-
-    p = sub.add_parser("schema", help="print the ENG JSON Schema")
-    p.set_defaults(func=_cmd_schema)
-
-    _add_serve_parser(sub)
+    for add in SUBCOMMANDS:
+        add(sub)
     return parser
+
+
+def _error(command: str, exc: BaseException) -> str:
+    if isinstance(exc, OSError) and not isinstance(exc, EneError) and exc.strerror:
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"ene {command}: error: {where}{exc.strerror}"
+    kind = "error" if type(exc) is EneError else type(exc).__name__
+    return f"ene {command}: {kind}: {exc}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args: Any = make_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except EneError as exc:
-        print(f"ene: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
+    except (EneError, OSError) as exc:
+        print(_error(args.command, exc), file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"ene {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

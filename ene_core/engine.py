@@ -72,11 +72,15 @@ class Engine(Protocol):
     """What handlers, pruners and ``ene eval`` need of an engine: :class:`NecessityEngine`
     (in this process) and :class:`~ene_core.remote.RemoteEngine` (``ene serve``) are both one.
 
-    ``oracle.name`` says which verifier it runs (pruning compares it with an ENG's).
+    ``oracle.name`` says which verifier it runs (pruning compares it with an ENG's);
+    ``threshold`` its entailment threshold (``ene eval --resume`` refuses to mix verifiers).
     """
 
     @property
     def oracle(self) -> Any: ...
+
+    @property
+    def threshold(self) -> float: ...
 
     def evaluate(
         self,
@@ -115,12 +119,29 @@ class Engine(Protocol):
 
 @dataclass
 class _Tally:
+    """One request's counters and clocks while its plan runs.
+
+    ``compute`` is the request's own share of the work, in seconds: the time its plan steps
+    ran, plus its share of every batched scoring round (see ``NecessityEngine._score_round``);
+    ``step_started`` is when its current plan step began.
+    """
+
     checks: int = 0
     forward: int = 0
     hits: int = 0
     empty: int = 0
     truncated: int = 0
     started: float = field(default_factory=time.perf_counter)
+    compute: float = 0.0
+    step_started: float = 0.0
+
+    def step(self, plan: Plan, scores: list[Scores] | None) -> list[Check]:
+        """Run the plan's next step, timing it as this request's own work."""
+        self.step_started = time.perf_counter()
+        try:
+            return next(plan) if scores is None else plan.send(scores)
+        finally:
+            self.compute += time.perf_counter() - self.step_started
 
 
 class ScoreCache:
@@ -289,11 +310,13 @@ class NecessityEngine:
         tallies = [_Tally() for _ in requests]
         plans: dict[int, Plan] = {}
         asks: dict[int, list[Check]] = {}
+        counting = time.perf_counter()
         tokens = self._count_tokens({c.text for r in requests for c in r.contexts})
+        _share(tallies, time.perf_counter() - counting, [_text_size(r) for r in requests])
         for i, request in enumerate(requests):
             try:
                 plans[i] = self._plan(request, tallies[i], tokens)
-                asks[i] = next(plans[i])
+                asks[i] = tallies[i].step(plans[i], None)
             except StopIteration as done:
                 outcomes[i] = done.value
             except Exception as exc:
@@ -311,7 +334,7 @@ class NecessityEngine:
             next_asks: dict[int, list[Check]] = {}
             for i, scores in answers.items():
                 try:
-                    next_asks[i] = plans[i].send(scores)
+                    next_asks[i] = tallies[i].step(plans[i], scores)
                 except StopIteration as done:
                     outcomes[i] = done.value
                 except Exception as exc:
@@ -335,9 +358,16 @@ class NecessityEngine:
     def _score_round(
         self, asks: Mapping[int, list[Check]], tallies: list[_Tally]
     ) -> dict[int, list[Scores]]:
-        """Score every check of this round: empty premises and cache first, the rest batched."""
+        """Score every check of this round: empty premises and cache first, the rest batched.
+
+        The round's time is shared among its requests in proportion to the text (premise and
+        claim characters, a proxy for model tokens) of the pairs each sent to the model, or to
+        their checks when none did: each request's ``compute`` gets its own share.
+        """
+        started = time.perf_counter()
         model = self.oracle.name
         todo: dict[tuple[str, str, str], None] = {}
+        weights = dict.fromkeys(asks, 0)
         for i, checks in asks.items():
             tally = tallies[i]
             tally.checks += len(checks)
@@ -350,6 +380,24 @@ class NecessityEngine:
                 else:
                     todo[key] = None
                     tally.forward += 1
+                    weights[i] += len(premise.text) + len(claim)
+        if not any(weights.values()):
+            weights = {i: len(checks) for i, checks in asks.items()}
+        try:
+            return self._scores(asks, tallies, todo)
+        finally:
+            elapsed = time.perf_counter() - started
+            _share([tallies[i] for i in weights], elapsed, list(weights.values()))
+
+    def _scores(
+        self,
+        asks: Mapping[int, list[Check]],
+        tallies: list[_Tally],
+        todo: dict[tuple[str, str, str], None],
+    ) -> dict[int, list[Scores]]:
+        """The scores of every check: fresh pairs through the oracle in one call, the rest
+        from the cache (or free, for an empty premise)."""
+        model = self.oracle.name
         pending = list(todo)
         fresh: dict[tuple[str, str, str], Scores] = {}
         if pending:
@@ -531,6 +579,7 @@ class NecessityEngine:
     ) -> EvidenceNecessityGraph:
         """Assemble the graph, mapping canonical context positions back to the user's."""
         n = len(order)
+        now = time.perf_counter()
         rank = {user: r for r, user in enumerate(order)}
 
         def to_user(positions: Iterable[int]) -> list[int]:
@@ -614,10 +663,22 @@ class NecessityEngine:
                 cache_hits=tally.hits,
                 empty_premises=tally.empty,
                 truncated_premises=tally.truncated,
-                duration_ms=round((time.perf_counter() - tally.started) * 1000, 3),
+                duration_ms=round((now - tally.started) * 1000, 3),
+                compute_ms=round((tally.compute + now - tally.step_started) * 1000, 3),
             ),
             warnings=_warnings(request, segments),
         )
+
+
+def _share(tallies: Sequence[_Tally], seconds: float, weights: Sequence[int]) -> None:
+    """Charge ``seconds`` of shared work to ``tallies`` in proportion to ``weights``."""
+    total = sum(weights)
+    for tally, weight in zip(tallies, weights, strict=True):
+        tally.compute += seconds * (weight / total if total else 1 / len(tallies))
+
+
+def _text_size(request: Request) -> int:
+    return sum(len(c.text) for c in request.contexts)
 
 
 def _classify(status: str, necessary: list[int]) -> Any:

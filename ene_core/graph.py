@@ -13,7 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import ENGFormatError, ENGVersionError
 
-SCHEMA_VERSION = "1.1"  # 1.1: Claim.contradicted_by (1.0 ENGs load with it empty)
+# 1.1: Claim.contradicted_by (1.0 ENGs load with it empty)
+# 1.2: RunStats.compute_ms (older ENGs load with it None)
+SCHEMA_VERSION = "1.2"
 
 Status = Literal["supported", "contradicted", "unsupported"]
 Classification = Literal["unsupported", "contradicted", "fragile", "joint", "robust"]
@@ -107,7 +109,26 @@ class RunStats(_Model):
     cache_hits: int = Field(description="Checks answered by the cache or an identical premise.")
     empty_premises: int = Field(description="Checks with no evidence left (no model call).")
     truncated_premises: int = 0
-    duration_ms: float = 0.0
+    duration_ms: float = Field(
+        default=0.0,
+        description=(
+            "Wall time from the start of the engine batch that evaluated this request to its "
+            "graph: requests evaluated together share most of it (latency, not cost)."
+        ),
+    )
+    compute_ms: float | None = Field(
+        default=None,
+        description=(
+            "This request's own share of the evaluation time: its own steps, plus its share of "
+            "each batched model call in proportion to the text of the pairs it sent (cache hits "
+            "cost nothing). Over a batch the shares add up to the batch's time. Added in 1.2."
+        ),
+    )
+
+    @property
+    def request_ms(self) -> float:
+        """``compute_ms``, or ``duration_ms`` for a graph older than schema 1.2."""
+        return self.compute_ms if self.compute_ms is not None else self.duration_ms
 
 
 class EvidenceNecessityGraph(_Model):

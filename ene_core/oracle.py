@@ -10,6 +10,7 @@ import hashlib
 import logging
 import math
 import os
+import re
 import threading
 from array import array
 from collections.abc import Sequence
@@ -148,6 +149,7 @@ class NLIOracle:
         bucket_tokens: int = 16,
         deterministic: bool = True,
     ) -> None:
+        path = _resolve(model)  # before importing torch: a wrong path fails at once
         try:
             import torch
             from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -157,7 +159,6 @@ class NLIOracle:
                 "pip install 'ene[nli]'"
             ) from None
         self._torch = torch
-        path = _resolve(model)
         from transformers.utils import logging as hf_logging
 
         bars = hf_logging.is_progress_bar_enabled()
@@ -168,9 +169,14 @@ class NLIOracle:
                 str(path), local_files_only=True
             )
         except OSError as exc:
+            where = str(model or path)
+            if isinstance(path, str):  # a hub id that is not in the local cache
+                raise ModelNotFoundError(
+                    f"model {where!r} is neither a local directory nor in the local Hugging "
+                    f"Face cache: {_EXPECTED}"
+                ) from None
             raise ModelNotFoundError(
-                f"could not load an NLI model from {str(model or path)!r} without the network "
-                f"({exc}); ENE never downloads at run time: pass NLIOracle(model=LOCAL_PATH)"
+                f"could not load an NLI model from {where!r} ({exc}): {_EXPECTED}"
             ) from None
         finally:
             if bars:
@@ -412,10 +418,40 @@ def _resolve(model: str | Path | None) -> Path | str:
         return DEFAULT_MODEL_DIR
     path = Path(model).expanduser()
     if path.exists():
+        if not path.is_dir():
+            raise ModelNotFoundError(f"model {str(model)!r} is a file: {_EXPECTED}")
         if not (path / "config.json").exists():
-            raise ModelNotFoundError(f"{path} has no config.json: is it a Hugging Face model dir?")
+            raise ModelNotFoundError(f"model {str(model)!r} has no config.json: {_EXPECTED}")
         return path
+    if not _HUB_ID.fullmatch(str(model)):
+        raise ModelNotFoundError(f"model {str(model)!r} does not exist: {_EXPECTED}")
+    if not _in_hub_cache(str(model)):
+        raise ModelNotFoundError(
+            f"model {str(model)!r} is neither a local directory nor in the local Hugging Face "
+            f"cache: {_EXPECTED}"
+        )
     return str(model)  # a hub id: only usable if it is already in the local HF cache
+
+
+def _in_hub_cache(repo_id: str) -> bool:
+    """Whether the local Hugging Face cache holds ``repo_id``'s config (True if unknowable)."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # pragma: no cover - transformers brings huggingface_hub
+        return True
+    try:
+        return isinstance(try_to_load_from_cache(repo_id, "config.json"), str)
+    except Exception:  # an id the hub library rejects: let transformers say why
+        return True
+
+
+_EXPECTED = (
+    "pass a local directory holding a Hugging Face NLI model (config.json, the tokenizer "
+    "files and model.safetensors or pytorch_model.bin), or the id of a model already in the "
+    "local Hugging Face cache; ENE never downloads"
+)
+# what Hugging Face accepts as a repo id ("name" or "namespace/name"); anything else is a path
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}(?:/[\w.-]{1,96})?")
 
 
 def _pick_device(torch: Any, device: str | None) -> Any:

@@ -229,14 +229,19 @@ class EvidenceIndex:
         """The premise for ``claim`` built only from contexts in ``keep`` (all when ``None``)."""
         ranked = self._ranking(claim)
         chosen: list[_Sentence] = []
+        seen: set[str] = set()  # a repeated sentence (near-duplicate chunks) adds nothing
         words = 0
         for s in ranked:
             if keep is not None and s.context not in keep:
+                continue
+            same = " ".join(s.text.casefold().split())
+            if same in seen:
                 continue
             size = len(s.text.split())
             if chosen and words + size > self.packer.max_words:
                 continue
             chosen.append(s)
+            seen.add(same)
             words += size
             if len(chosen) == self.packer.top_k:
                 break

@@ -59,14 +59,19 @@ class Group:
 
 @dataclass(frozen=True)
 class RequestRow:
-    """One request in the slowest / most fragile lists (``position`` is 1-based)."""
+    """One request in the slowest / most fragile lists (``position`` is 1-based).
+
+    ``compute_ms`` is the request's own evaluation time (``stats.compute_ms``; for graphs
+    older than schema 1.2, which lack it, the batch's wall time ``stats.duration_ms``).
+    """
 
     position: int
     id: str | None
-    duration_ms: float
+    compute_ms: float
     claims: int
     fragile: int
     unsupported: int
+    contradicted: int
     contexts: int
     unused: int
 
@@ -324,7 +329,7 @@ def summarize(
         key: _groups(key, kept_fields[key], group_info, intervals) for key in sorted(kept_fields)
     }
     rows = [_request_row(i, eng) for i, eng in enumerate(engs)]
-    slowest = sorted(rows, key=lambda row: (-row.duration_ms, row.position))[:top]
+    slowest = sorted(rows, key=lambda row: (-row.compute_ms, row.position))[:top]
     fragile = sorted(
         (row for row in rows if row.fragile),
         key=lambda row: (-row.fragile, -row.fragile / max(row.claims, 1), row.position),
@@ -370,10 +375,11 @@ def _request_row(i: int, eng: EvidenceNecessityGraph) -> RequestRow:
     return RequestRow(
         position=i + 1,
         id=eng.id,
-        duration_ms=eng.stats.duration_ms,
+        compute_ms=eng.stats.request_ms,
         claims=c.checkable_claims,
         fragile=c.fragile,
-        unsupported=c.unsupported + c.contradicted,
+        unsupported=c.unsupported,
+        contradicted=c.contradicted,
         contexts=c.contexts,
         unused=c.contexts_unused,
     )
@@ -421,9 +427,29 @@ def _group_row(group: Group) -> tuple[Any, ...]:
     )
 
 
+REQUEST_COLUMNS = (
+    "compute ms",
+    "claims",
+    "fragile",
+    "unsupported",
+    "contradicted",
+    "chunks",
+    "unused",
+)
+
+
 def _request_cells(row: RequestRow) -> tuple[Any, ...]:
-    ms = f"{row.duration_ms:.0f}"
-    return (row.label, ms, row.claims, row.fragile, row.unsupported, row.contexts, row.unused)
+    ms = f"{row.compute_ms:.0f}"
+    return (
+        row.label,
+        ms,
+        row.claims,
+        row.fragile,
+        row.unsupported,
+        row.contradicted,
+        row.contexts,
+        row.unused,
+    )
 
 
 def render_table(report: Report) -> str:
@@ -445,8 +471,7 @@ def render_table(report: Report) -> str:
         header = (f"metadata {key}", "chunks", "requests", "necessary", "used", "95% CI", "")
         out += _table(header, map(_group_row, groups))
     for title, rows in (("slowest", report.slowest), ("most fragile", report.most_fragile)):
-        if rows:
-            header = (f"{title} requests", "ms", "claims", "fragile", "unsupp.", "chunks", "unused")
-            out += _table(header, map(_request_cells, rows))
+        if rows:  # ms: each request's own evaluation time (stats.compute_ms)
+            out += _table((f"{title} requests", *REQUEST_COLUMNS), map(_request_cells, rows))
     out += [f"note: {w}" for w in report.warnings]
     return "\n".join(out)

@@ -29,6 +29,7 @@ from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from .batch import request_from_item
 from .engine import NecessityEngine, Request
 from .errors import EneError, InvalidInputError, LimitExceededError
 from .graph import SCHEMA_VERSION
@@ -160,7 +161,7 @@ class Service:
         for n, item in enumerate(items):
             where = "" if single else f"request {n}: "
             try:
-                request = Request.from_mapping(item)
+                request = request_from_item(item)
             except EneError as exc:
                 raise type(exc)(f"{where}{exc}") from None
             self._check(request, where)

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .graph import Claim, ContextNode, EvidenceNecessityGraph
-from .report import Group, Rate, Report, RequestRow, interval, percent
+from .report import REQUEST_COLUMNS, Group, Rate, Report, RequestRow, interval, percent
 
 SOURCE_KEY = "ene_source"  # context metadata: the request id of the inner answer a chunk carries
 
@@ -70,6 +70,8 @@ table{border-collapse:collapse;font-size:13px}td,th{padding:3px 8px;text-align:r
 border-bottom:1px solid var(--line)}td:first-child,th:first-child{text-align:left}
 th{color:var(--mute);font-weight:600}.plots{display:flex;gap:24px;flex-wrap:wrap}
 .warnings{color:#8a6d00;font-size:13px}.link{font-weight:600}
+.verdicts{list-style:none;margin:8px 0 0;padding:0;font-size:13px}.verdicts li{margin:2px 0;
+cursor:pointer}.verdicts .st{font-weight:600}.verdicts li.hl{outline:1px solid #1d232b}
 """
 
 JS = r"""
@@ -143,6 +145,16 @@ def page(title: str, body: str) -> str:
 
 
 # -- one graph ----------------------------------------------------------------------------------
+# Everything a person reads counts from 1, like the answer's [n] citation markers: claim 1 is
+# ``claims[0]``, chunk #1 is ``contexts[0]``; so do the keys in links (``#r-1/c1``).
+def _ckey(index: int) -> str:
+    return f"c{index + 1}"
+
+
+def _dkey(index: int) -> str:
+    return f"d{index + 1}"
+
+
 def _chunk_state(ctx: ContextNode) -> str:
     return "necessary" if ctx.necessary_for else "used" if ctx.used else "unused"
 
@@ -181,7 +193,7 @@ def _answer(eng: EvidenceNecessityGraph) -> str:
         if claim.checkable:
             links = _claim_links(claim)
             parts.append(
-                f'<span class="claim st-{esc(claim.status)}" data-key="c{claim.index}" '
+                f'<span class="claim st-{esc(claim.status)}" data-key="{_ckey(claim.index)}" '
                 f'data-links="{links}" tabindex="0" title="{esc(_claim_title(claim))}">'
                 f"{piece}<sup>{claim.index + 1}</sup></span>"
             )
@@ -194,7 +206,7 @@ def _answer(eng: EvidenceNecessityGraph) -> str:
 
 def _claim_links(claim: Claim) -> str:
     """The chunks a claim needs, or, for a contradicted claim, the chunks that contradict it."""
-    return " ".join(f"d{i}" for i in (*claim.necessary, *claim.contradicted_by))
+    return " ".join(_dkey(i) for i in (*claim.necessary, *claim.contradicted_by))
 
 
 def _contradicts(eng: EvidenceNecessityGraph) -> dict[int, list[int]]:
@@ -221,7 +233,7 @@ def _chunk(
     ctx: ContextNode, contradicts: Sequence[int] = (), anchors: Mapping[str, str] | None = None
 ) -> str:
     state = _chunk_state(ctx)
-    links = " ".join(f"c{k}" for k in (*ctx.necessary_for, *contradicts))
+    links = " ".join(_ckey(k) for k in (*ctx.necessary_for, *contradicts))
     against = (
         f" · contradicts claim{'s' if len(contradicts) > 1 else ''} "
         + ", ".join(str(k + 1) for k in contradicts)
@@ -243,7 +255,8 @@ def _chunk(
         if not (source and k == SOURCE_KEY)
     )
     return (
-        f'<li class="chunk {state}" data-key="d{ctx.index}" data-links="{links}" tabindex="0">'
+        f'<li class="chunk {state}" data-key="{_dkey(ctx.index)}" data-links="{links}" '
+        'tabindex="0">'
         f'<div class="head"><span class="badge {state}">{state}</span><b>#{ctx.index + 1}</b>'
         f"<code>{esc(ctx.id)}</code><span>{ctx.tokens} tokens</span>"
         f"<span>necessity {ctx.necessity_score:.2f}</span><span>{esc(needed + against)}</span>"
@@ -277,16 +290,16 @@ def necessity_svg(eng: EvidenceNecessityGraph) -> str:
                 else _edge_title(claim, j)
             )
             out.append(
-                f'<path{cls} data-edge="c{claim.index} d{j}" d="M{left + 11} {y1:.1f} C{mid} '
-                f'{y1:.1f} {mid} {y2:.1f} {right - 11} {y2:.1f}"><title>'
-                f"{esc(title)}</title></path>"
+                f'<path{cls} data-edge="{_ckey(claim.index)} {_dkey(j)}" '
+                f'd="M{left + 11} {y1:.1f} C{mid} {y1:.1f} {mid} {y2:.1f} {right - 11} {y2:.1f}">'
+                f"<title>{esc(title)}</title></path>"
             )
     against = _contradicts(eng)
     for claim in claims:
         color = COLORS.get(claim.status or "", "#888")
         links = _claim_links(claim)
         out.append(
-            f'<g data-key="c{claim.index}" data-links="{links}">'
+            f'<g data-key="{_ckey(claim.index)}" data-links="{links}">'
             f"<title>{esc(_claim_title(claim))}</title>"
             f'<circle cx="{left}" cy="{cy[claim.index]:.1f}" r="10" fill="{color}"/>'
             f'<text x="{left}" y="{cy[claim.index] + 4:.1f}" text-anchor="middle" fill="#fff">'
@@ -298,9 +311,9 @@ def necessity_svg(eng: EvidenceNecessityGraph) -> str:
         stroke = COLORS[state]
         ink = "#fff" if state != "unused" else "#5f6b7a"
         y = dy[ctx.index]
-        links = " ".join(f"c{k}" for k in (*ctx.necessary_for, *against.get(ctx.index, [])))
+        links = " ".join(_ckey(k) for k in (*ctx.necessary_for, *against.get(ctx.index, [])))
         out.append(
-            f'<g data-key="d{ctx.index}" data-links="{links}">'
+            f'<g data-key="{_dkey(ctx.index)}" data-links="{links}">'
             f"<title>chunk #{ctx.index + 1} ({state}): {esc(ctx.id)}</title>"
             f'<rect x="{right - 11}" y="{y - 9:.1f}" width="22" height="18" rx="4" fill="{fill}" '
             f'stroke="{stroke}" stroke-width="1.5"/><text x="{right}" y="{y + 4:.1f}" '
@@ -308,6 +321,37 @@ def necessity_svg(eng: EvidenceNecessityGraph) -> str:
         )
     out.append("</svg>")
     return "".join(out)
+
+
+MS_TITLE = (
+    "this request's own evaluation time: its share of the batched model calls (stats.compute_ms)"
+)
+
+
+def _verdicts(eng: EvidenceNecessityGraph) -> str:
+    """Each checked claim's verdict in words, with the chunks it needs or that contradict it
+    (visible without hovering, and what a screen reader reads)."""
+    rows = []
+    for claim in eng.claims:
+        if not claim.checkable:
+            continue
+        if claim.status == "contradicted":
+            chunks = ", ".join(f"#{i + 1}" for i in claim.contradicted_by) or "-"
+            p = f"{claim.p_contra:.2f}" if claim.p_contra is not None else "-"
+            what = f"contradicted by chunk {chunks} · p(contra) {p}"
+        elif claim.status == "supported":
+            chunks = ", ".join(f"#{i + 1}" for i in claim.necessary)
+            what = f"needs chunk {chunks}" if chunks else "no single chunk is necessary"
+            what = f"{claim.classification} · {what}"
+        else:
+            what = "no chunk supports it"
+        status = esc(claim.status)
+        rows.append(
+            f'<li data-key="{_ckey(claim.index)}" data-links="{_claim_links(claim)}">'
+            f'<span class="badge {status}">{claim.index + 1}</span> '
+            f'<span class="st">{status}</span> <span class="mute">{esc(what)}</span></li>'
+        )
+    return f'<ol class="verdicts">{"".join(rows)}</ol>' if rows else ""
 
 
 def _chips(eng: EvidenceNecessityGraph) -> str:
@@ -321,7 +365,7 @@ def _chips(eng: EvidenceNecessityGraph) -> str:
     out.append(
         f'<span class="mute">{c.fragile} fragile · {c.joint} joint · {c.robust} robust · '
         f"{c.contexts_used}/{c.contexts} chunks used · {c.tokens_saved} tokens unused · "
-        f"{eng.stats.duration_ms:.0f} ms</span>"
+        f'<span title="{esc(MS_TITLE)}">{eng.stats.request_ms:.0f} ms</span></span>'
     )
     return '<div class="chips">' + "".join(out) + "</div>"
 
@@ -355,7 +399,7 @@ def render_eng(
         f'<section class="card eng" id="{esc(anchor)}" data-eng>'
         f"<h2>Request <code>{esc(name)}</code></h2>{question}{_chips(eng)}"
         '<div class="cols"><div class="answer"><h3>Answer</h3>'
-        f'<p class="text">{_answer(eng)}</p><div class="legend">'
+        f'<p class="text">{_answer(eng)}</p>{_verdicts(eng)}<div class="legend">'
         '<span class="claim st-supported">supported</span> '
         '<span class="claim st-contradicted">contradicted</span> '
         '<span class="claim st-unsupported">unsupported</span> '
@@ -472,8 +516,9 @@ def _request_rows(rows: Sequence[RequestRow], anchors: set[int]) -> str:
         return f'<a href="#r-{row.position}">{label}</a>' if row.position in anchors else label
 
     return "".join(
-        f"<tr><td>{name(r)}</td><td>{r.duration_ms:.0f}</td><td>{r.claims}</td>"
-        f"<td>{r.fragile}</td><td>{r.unsupported}</td><td>{r.contexts}</td><td>{r.unused}</td></tr>"
+        f"<tr><td>{name(r)}</td><td>{r.compute_ms:.0f}</td><td>{r.claims}</td>"
+        f"<td>{r.fragile}</td><td>{r.unsupported}</td><td>{r.contradicted}</td>"
+        f"<td>{r.contexts}</td><td>{r.unused}</td></tr>"
         for r in rows
     )
 
@@ -516,8 +561,12 @@ def render_report(report: Report, anchors: set[int] | None = None) -> str:
         for key, groups in report.breakdowns.items()
     ]
     request_head = (
-        "<tr><th>request</th><th>ms</th><th>claims</th><th>fragile</th><th>unsupported</th>"
-        "<th>chunks</th><th>unused</th></tr>"
+        "<tr><th>request</th>"
+        + "".join(
+            f'<th title="{esc(MS_TITLE)}">{name}</th>' if "ms" in name else f"<th>{name}</th>"
+            for name in REQUEST_COLUMNS
+        )
+        + "</tr>"
     )
     requests = [
         f"<div><h3>{title}</h3><table>{request_head}{_request_rows(rows, anchors)}</table></div>"

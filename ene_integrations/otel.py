@@ -17,11 +17,12 @@ both are safe without opentelemetry installed. The span contract is documented i
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
+
+from ._attributes import short_hash, truncate
 
 logger = logging.getLogger("ene.otel")
 
@@ -144,28 +145,6 @@ def configure_otlp(
     if set_global:
         trace.set_tracer_provider(provider)
     return provider
-
-
-# -- value helpers ---------------------------------------------------------------------------------
-def short_hash(text: str) -> str:
-    """First 16 hex digits of the SHA-256 of ``text``: identifies content without exporting it."""
-    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
-
-
-def truncate(value: str, limit: int) -> str:
-    return value if len(value) <= limit else value[: max(limit - 1, 0)] + "…"
-
-
-def _span_id(value: Any) -> str | None:
-    """A span id as 16 lower-case hex digits, from an int or a hex string."""
-    if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 1 << 64:
-        return f"{value:016x}"
-    if isinstance(value, str) and len(value) == 16:
-        try:
-            return value.lower() if int(value, 16) else None
-        except ValueError:
-            return None
-    return None
 
 
 def _error_type(message: str) -> str:
@@ -347,6 +326,7 @@ class NecessitySpanRecorder:
                     "ene.oracle.forward_pairs": s.forward_pairs,
                     "ene.oracle.cache_hits": s.cache_hits,
                     "ene.duration_ms": float(s.duration_ms),
+                    "ene.compute_ms": float(s.request_ms),
                 }
             )
         for i, evaluation in enumerate(evaluations):
@@ -458,7 +438,8 @@ def _evaluation(name: str, score: float | None, label: str, explanation: str) ->
 
 
 def _claims(indices: Sequence[int]) -> str:
-    shown = ", ".join(str(i) for i in indices[:20])
+    """Claims as people count them, from 1 (the ENG's indices count from 0)."""
+    shown = ", ".join(str(i + 1) for i in indices[:20])
     return f"claim{'s' if len(indices) > 1 else ''} {shown}" + (" …" if len(indices) > 20 else "")
 
 
@@ -519,6 +500,35 @@ def instrument_openinference(tracer_provider: Any = None) -> list[str]:
     return enabled
 
 
+def check_endpoint(endpoint: str, timeout: float = 2.0) -> str | None:
+    """Why nothing can take spans at the OTLP/HTTP ``endpoint``, or ``None`` when a server
+    accepts connections there. Bounded by ``timeout`` seconds, name lookup included."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(endpoint)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:
+        return f"not a URL ({exc})"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "not an http:// or https:// URL"
+    host = parts.hostname
+    outcome: list[str | None] = []
+
+    def connect() -> None:
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+            outcome.append(None)
+        except OSError as exc:
+            outcome.append(f"{host}:{port}: {exc.strerror or exc}")
+
+    worker = threading.Thread(target=connect, name="ene-otlp-check", daemon=True)
+    worker.start()
+    worker.join(timeout + 0.5)
+    return outcome[0] if outcome else f"{host}:{port}: no answer within {timeout:g} s"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m ene_integrations.otel [--endpoint URL] [--project NAME] script.py [args]``:
     run a script with OTLP/HTTP export, OpenInference instrumentation and ENE's recorders."""
@@ -539,9 +549,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     project = os.environ.get("PHOENIX_PROJECT_NAME", "default")
     parser.add_argument("--project", default=project, help="openinference.project.name")
     parser.add_argument("--no-openinference", action="store_true", help="no framework spans")
+    parser.add_argument(
+        "--no-check",
+        action="store_true",
+        help="run the script even if nothing answers at the endpoint (its spans are lost)",
+    )
     parser.add_argument("script")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     ns = parser.parse_args(argv)
+    prog = parser.prog
+    if not os.path.isfile(ns.script):
+        print(f"{prog}: error: {ns.script}: no such script", file=sys.stderr)
+        return 1
+    problem = None if ns.no_check else check_endpoint(ns.endpoint)
+    if problem:  # fail at once: the exporter would retry every span for minutes
+        print(
+            f"{prog}: error: no OTLP collector at {ns.endpoint} ({problem}). Start one "
+            "(e.g. `phoenix serve`), pass --endpoint URL, or --no-check to run without it.",
+            file=sys.stderr,
+        )
+        return 1
     provider = configure_otlp(ns.endpoint, project_name=ns.project, simple=True)
     if not ns.no_openinference:
         instrument_openinference(provider)

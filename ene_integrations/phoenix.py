@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from .otel import _span_id, truncate
+from ._attributes import span_id_hex, truncate
 
 logger = logging.getLogger("ene.phoenix")
 
@@ -100,11 +100,11 @@ def document_ref(ref: Any) -> tuple[str, int] | None:
     """
     if not isinstance(ref, Mapping):
         return None
-    span_id = _span_id(ref.get("span_id"))
+    span_id = span_id_hex(ref.get("span_id"))
     if span_id is None:
         ctx = ref.get("span_context") or ref.get("retriever_trace")
         if ctx is not None and getattr(ctx, "is_valid", False):
-            span_id = _span_id(ctx.span_id)
+            span_id = span_id_hex(ctx.span_id)
     position = ref.get("retriever_position")
     if position is None:
         position = ref.get("position")
@@ -114,9 +114,10 @@ def document_ref(ref: Any) -> tuple[str, int] | None:
 
 
 def _claim(eng: Any, index: int, capture_content: bool) -> str:
+    """A claim as people count them: from 1 (``metadata["claims"]`` keeps the ENG's indices)."""
     if not capture_content:
-        return f"claim {index}"
-    return f'claim {index} ("{truncate(eng.claims[index].text, 80)}")'
+        return f"claim {index + 1}"
+    return f'claim {index + 1} ("{truncate(eng.claims[index].text, 80)}")'
 
 
 class PhoenixDocumentAnnotator:

@@ -1,4 +1,5 @@
 import itertools
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -115,3 +116,125 @@ def test_a_sentence_ending_in_a_decimal_or_temperature_is_split(
     answer: str, claims: list[str]
 ) -> None:
     assert [s.text for s in split_claims(answer) if s.checkable] == claims
+
+
+# -- sentence ends syntok misses, and stops that end nothing ---------------------------------------
+@pytest.mark.parametrize(
+    ("answer", "claims"),
+    [
+        (  # consecutive citation markers before the stop
+            "It weighs 895 grams [3][2]. Kestrel Labs was founded by Ingrid Dahl.",
+            ["It weighs 895 grams.", "Kestrel Labs was founded by Ingrid Dahl."],
+        ),
+        (
+            "It weighs 895 grams [3] [2]. Kestrel Labs was founded by Ingrid Dahl.",
+            ["It weighs 895 grams.", "Kestrel Labs was founded by Ingrid Dahl."],
+        ),
+        (
+            "The shop opens at 9 a.m. It closes at 5 p.m. Staff arrive early.",
+            ["The shop opens at 9 a.m.", "It closes at 5 p.m.", "Staff arrive early."],
+        ),
+        ("The shop opens at 9 a.m. on Mondays.", ["The shop opens at 9 a.m. on Mondays."]),
+        ("It closes at 5 p.m. EST on Fridays.", ["It closes at 5 p.m. EST on Fridays."]),
+        ("He moved to the U.S. He liked it.", ["He moved to the U.S.", "He liked it."]),
+        ("He joined the U.S. Army in 1990.", ["He joined the U.S. Army in 1990."]),
+        ("She has a Ph.D. She teaches.", ["She has a Ph.D.", "She teaches."]),
+        ("Read e.g. The Hobbit first.", ["Read e.g. The Hobbit first."]),
+        ("Some fruits, i.e. Apples, are red.", ["Some fruits, i.e. Apples, are red."]),
+        ("Pi is about 3.14159. It is irrational.", ["Pi is about 3.14159.", "It is irrational."]),
+        ("Upgrade to v2.1.3. It fixes a leak.", ["Upgrade to v2.1.3.", "It fixes a leak."]),
+        ("Version v2.1.3 fixes a leak.", ["Version v2.1.3 fixes a leak."]),
+        (
+            "See https://example.com/a.b?x=1. It is useful.",
+            ["See https://example.com/a.b?x=1.", "It is useful."],
+        ),
+        (
+            "The docs at https://docs.python.org/3.12/library/re.html list every flag.",
+            ["The docs at https://docs.python.org/3.12/library/re.html list every flag."],
+        ),
+        (
+            "Write to ann.lee@example.co.uk. She answers fast.",
+            ["Write to ann.lee@example.co.uk.", "She answers fast."],
+        ),
+        ("Mail ann.lee@example.co.uk for help.", ["Mail ann.lee@example.co.uk for help."]),
+        ("Open config.json. It lists the keys.", ["Open config.json.", "It lists the keys."]),
+    ],
+)
+def test_sentence_ends_after_markers_times_initialisms_versions_urls_and_emails(
+    answer: str, claims: list[str]
+) -> None:
+    assert texts(answer) == claims
+
+
+def test_consecutive_markers_keep_their_citations() -> None:
+    first, second = split_claims("It weighs 895 grams [3][2]. Kestrel Labs was founded by Dahl.")
+    assert (first.text, first.cited) == ("It weighs 895 grams.", (3, 2))
+    assert (second.text, second.cited) == ("Kestrel Labs was founded by Dahl.", ())
+
+
+STARTS = ["It", "The report", "She", "They"]
+# Inside a sentence: each holds a full stop that must not end it.
+MIDDLES = [
+    "weighs 3.5 kg",
+    "uses v2.1.3 daily",
+    "cites https://example.com/a.b?x=1 often",
+    "emails ann.lee@example.co.uk weekly",
+    "lists fruits, e.g. apples,",
+    "says i.e. nothing",
+    "moved to the U.S. in 1990",
+    "opens at 9 a.m. on Mondays",
+    "was founded by Ingrid Dahl",
+    "costs 12.50 dollars",
+]
+# The last word before the sentence's own full stop.
+ENDS = [
+    "in 2020",
+    "at 5 p.m",
+    "in the U.S",
+    "to v2.1.3",
+    "at https://example.com/docs",
+    "to ann.lee@example.co.uk",
+    "near 3.14",
+    "by Ingrid Dahl",
+    "at 100 °C",
+    "in config.json",
+]
+CITES = ["", " [1]", " [3][2]", " [2] [4]", " [1, 2]"]
+
+sentence_parts = st.tuples(
+    st.sampled_from(STARTS), st.sampled_from(MIDDLES), st.sampled_from(ENDS), st.sampled_from(CITES)
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(sentence_parts, min_size=1, max_size=6))
+def test_every_generated_sentence_is_one_claim(parts: list[tuple[str, str, str, str]]) -> None:
+    """Sentences full of stops that end nothing (decimals, versions, URLs, e-mail addresses,
+    e.g., U.S., a.m.) and ending in stops that do (after markers, times, initialisms, versions,
+    URLs, addresses, decimals, temperatures) split into exactly those sentences."""
+    sentences = [f"{start} {middle} {end}{cite}." for start, middle, end, cite in parts]
+    answer = " ".join(sentences)
+    segments = split_claims(answer)
+    assert [s.text for s in segments] == [f"{a} {b} {c}." for a, b, c, _ in parts]
+    assert [s.cited for s in segments] == [cited(cite) for *_, cite in parts]
+    assert "".join(answer[s.start : s.end] for s in segments) == answer
+
+
+def cited(markers: str) -> tuple[int, ...]:
+    numbers = [int(n) for n in re.findall(r"\d+", markers)]
+    return tuple(dict.fromkeys(numbers))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(MIDDLES), min_size=1, max_size=4), st.sampled_from(STARTS))
+def test_stops_inside_a_sentence_never_split_it(middles: list[str], start: str) -> None:
+    answer = f"{start} {' and '.join(middles)} today."
+    assert texts(answer) == [answer]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab .[]12@/:U.S")), max_size=80))
+def test_splitting_is_deterministic_and_tiles_odd_text(answer: str) -> None:
+    first, again = split_claims(answer), split_claims(answer)
+    assert first == again
+    assert "".join(answer[s.start : s.end] for s in first) == (answer if answer.strip() else "")

@@ -1,4 +1,4 @@
-"""``Claim.contradicted_by``, the ENG 1.1 schema (1.0 still loads) and how the CLI shows it."""
+"""``Claim.contradicted_by`` (ENG 1.1; 1.0 still loads) and how the CLI and viewer show it."""
 
 from __future__ import annotations
 
@@ -88,17 +88,17 @@ def test_stored_1_0_eng_still_loads() -> None:
     assert "p(contra)=" in render(eng)
 
 
-def test_new_engs_are_1_1_and_round_trip(keyword_engine: NecessityEngine) -> None:
-    assert SCHEMA_VERSION == "1.1"
+def test_new_engs_have_contradicted_by_and_round_trip(keyword_engine: NecessityEngine) -> None:
+    assert tuple(map(int, SCHEMA_VERSION.split("."))) >= (1, 1)
     eng = keyword_engine.evaluate(
         "The tower is 500 metres tall.", ["The tower is 330 metres tall."]
     )
     data = json.loads(eng.to_json())
-    assert data["schema_version"] == "1.1" and data["claims"][0]["contradicted_by"] == [0]
+    assert data["schema_version"] == SCHEMA_VERSION and data["claims"][0]["contradicted_by"] == [0]
     assert EvidenceNecessityGraph.from_json(eng.to_json()) == eng
     schema = EvidenceNecessityGraph.json_schema()
     assert "contradicted_by" in schema["$defs"]["Claim"]["properties"]
-    assert schema["$id"].endswith("eng-1.1.json")
+    assert schema["$id"].endswith(f"eng-{SCHEMA_VERSION}.json")
 
 
 def test_cli_labels_the_probability_it_shows(capsys: pytest.CaptureFixture[str]) -> None:
@@ -118,10 +118,13 @@ def test_cli_labels_the_probability_it_shows(capsys: pytest.CaptureFixture[str])
     out = capsys.readouterr().out
     assert code == 0
     supported, contradicted = out.splitlines()[1:3]
-    assert "fragile" in supported and "p(entail)=0.95" in supported and "needs #1" in supported
+    # claims and chunks count from 1, like [n] citation markers: chunk #2 is contexts[1]
+    assert supported.startswith("  [1] fragile") and "p(entail)=0.95" in supported
+    assert "needs #2" in supported
     # the keyword oracle's contradiction probability is 0.90 (its entailment is 0.03)
-    assert "contradicted" in contradicted and "p(contra)=0.90" in contradicted
-    assert "by    #1" in contradicted and "p(entail)" not in contradicted
+    assert contradicted.startswith("  [2] contradicted") and "p(contra)=0.90" in contradicted
+    assert "by    #2" in contradicted and "p(entail)" not in contradicted
+    assert "  #1 UNUSED" in out and "  #2 used" in out
 
 
 def test_viewer_titles_name_the_contradicting_chunk(keyword_engine: NecessityEngine) -> None:
@@ -138,10 +141,10 @@ def test_viewer_draws_contradiction_edges(keyword_engine: NecessityEngine) -> No
         ["Paris is the capital of France.", "Bananas are yellow.", "The tower is 330 metres tall."],
     )
     html = render_eng(eng)
-    assert '<path class="contra" data-edge="c1 d2"' in html
-    assert html.count('class="contra"') == 1  # the necessity edge c0-d0 stays plain
-    assert '<path data-edge="c0 d0"' in html
+    assert '<path class="contra" data-edge="c2 d3"' in html  # keys count from 1 too
+    assert html.count('class="contra"') == 1  # the necessity edge c1-d1 stays plain
+    assert '<path data-edge="c1 d1"' in html
     assert "claim 2 is contradicted by chunk #3" in html
-    assert 'data-key="c1" data-links="d2"' in html  # hovering the claim lights the chunk
-    assert 'data-key="d2" data-links="c1"' in html
+    assert 'data-key="c2" data-links="d3"' in html  # hovering the claim lights the chunk
+    assert 'data-key="d3" data-links="c2"' in html
     assert "contradicts claim 2" in html

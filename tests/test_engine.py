@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -215,3 +217,46 @@ def test_removing_an_unused_context_changes_no_status(answer: str, contexts: lis
         rest = [c for i, c in enumerate(contexts) if i != unused.index]
         again = engine.evaluate(answer, rest)
         assert [c.status for c in again.claims] == [c.status for c in eng.claims]
+
+
+class _SlowKeywordOracle(KeywordOracle):
+    """The keyword oracle, taking time in proportion to the text it scores (like a model)."""
+
+    def score(self, pairs):
+        time.sleep(sum(len(p) + len(h) for p, h in pairs) / 20_000)  # 1 ms per 20 characters
+        return super().score(pairs)
+
+
+def test_each_request_gets_its_own_time_in_a_shared_batch() -> None:
+    """Requests evaluated together share the batch's wall time (``duration_ms``), but each is
+    charged only its share of the model calls (``compute_ms``), by the text it sent."""
+    engine = NecessityEngine(_SlowKeywordOracle())
+    big = {
+        "answer": " ".join(f"The tower {i} is {i} metres tall." for i in range(8)),
+        "contexts": [f"The tower {i} is {i} metres tall. " * 5 for i in range(8)],
+    }
+    small = {"answer": "Owls hunt.", "contexts": ["Owls hunt."]}
+    started = time.perf_counter()
+    heavy, light = engine.evaluate_many([big, small])
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    assert heavy.stats.compute_ms > 20 * light.stats.compute_ms
+    assert light.stats.duration_ms > 10 * light.stats.compute_ms  # it waited for the batch
+    total = heavy.stats.compute_ms + light.stats.compute_ms
+    assert 0.8 * elapsed_ms <= total <= 1.05 * elapsed_ms  # the shares add up to the batch
+    alone = engine.evaluate(small["answer"], small["contexts"])
+    assert alone.stats.compute_ms == pytest.approx(alone.stats.duration_ms, rel=0.2, abs=0.5)
+
+
+def test_repeated_sentences_fill_one_premise_slot() -> None:
+    """Near-duplicate chunks must not crowd the evidence out of the top-k premise."""
+    contexts = ["Alpha.", "alpha.", "Beta.", "beta. ", "Gamma."]
+    eng = NecessityEngine(KeywordOracle()).evaluate("alpha beta gamma.", contexts)
+    (claim,) = eng.claims
+    assert claim.status == "supported"
+    assert claim.necessary == [4]  # alpha and beta each have a copy; gamma has none
+    for copy in (0, 1):
+        rest = [c for i, c in enumerate(contexts) if i != copy]
+        assert (
+            NecessityEngine(KeywordOracle()).evaluate("alpha beta gamma.", rest).claims[0].status
+            == "supported"
+        )

@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.util._once import Once
 
-from ene_core import NecessityDispatcher, NecessityEngine, NecessityResult
+from ene_core import SCHEMA_VERSION, NecessityDispatcher, NecessityEngine, NecessityResult
 from ene_integrations.otel import (
     CLAIM_EVENT,
     GENAI_EVENT,
@@ -151,7 +151,7 @@ def test_span_contract(
     assert span.start_time == result.started_ns and span.end_time == result.ended_ns
     assert span.instrumentation_scope.name == "ene"
     assert a["openinference.span.kind"] == "EVALUATOR"
-    assert a["ene.schema_version"] == "1.1" and a["ene.status"] == "ok"
+    assert a["ene.schema_version"] == SCHEMA_VERSION and a["ene.status"] == "ok"
     assert a["ene.verifier.model"] == "keyword-oracle" and a["ene.verifier.threshold"] == 0.5
     eng = result.eng
     assert eng is not None
@@ -173,7 +173,7 @@ def test_span_contract(
     assert a["evaluations.0.evaluation.label"] == "unsupported"
     assert a["evaluations.0.evaluation.score"] == pytest.approx(2 / 3, abs=1e-6)
     assert a["evaluations.0.evaluation.annotator_kind"] == "CODE"
-    assert "claim 2" in a["evaluations.0.evaluation.explanation"]
+    assert "claim 3" in a["evaluations.0.evaluation.explanation"]  # the third, counted from 1
     genai = [e for e in span.events if e.name == GENAI_EVENT]
     assert [e.attributes["gen_ai.evaluation.name"] for e in genai] == names
     assert genai[0].attributes["gen_ai.evaluation.score.label"] == "unsupported"
@@ -632,7 +632,7 @@ def test_document_annotations_labels_scores_and_explanations(
         assert ann["span_id"] == f"{retriever.span_id:016x}"
         assert ann["result"]["score"] == pytest.approx(ctx.necessity_score)
         assert ann["metadata"]["context_id"] == ctx.id
-    assert anns[0]["result"]["explanation"].startswith("Needed by claim 0")
+    assert anns[0]["result"]["explanation"].startswith("Needed by claim 1")  # counted from 1
     assert "Paris" not in anns[0]["result"]["explanation"]
     with_text = document_annotations(result, capture_content=True)
     assert '"Paris is the capital of France."' in with_text[0]["result"]["explanation"]
@@ -923,3 +923,64 @@ def test_configure_otlp_builds_a_provider_for_phoenix() -> None:
         assert trace.get_tracer_provider() is not tp
     finally:
         tp.shutdown()
+
+
+# -- the launcher: fail fast without a collector -------------------------------------------------
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_launcher_without_a_collector_fails_at_once_with_one_message(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    marker = tmp_path / "ran"
+    script = tmp_path / "app.py"
+    script.write_text(f"open({str(marker)!r}, 'w').write('yes')\n")
+    endpoint = f"http://127.0.0.1:{_free_port()}/v1/traces"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "ene_integrations.otel", "--endpoint", endpoint, str(script)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    elapsed = time.monotonic() - started
+    assert done.returncode == 1
+    assert elapsed < 5, elapsed  # was about 2.5 minutes of retries (66 errors) before
+    (line,) = done.stderr.splitlines()
+    assert f"no OTLP collector at {endpoint}" in line and "Connection refused" in line
+    assert "--no-check" in line and not marker.exists()  # the script did not run
+    missing = subprocess.run(
+        [sys.executable, "-m", "ene_integrations.otel", str(tmp_path / "nope.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert missing.returncode == 1 and "no such script" in missing.stderr
+    assert "Traceback" not in missing.stderr
+
+
+def test_check_endpoint_accepts_a_listening_server_and_names_what_is_wrong() -> None:
+    import socket
+
+    from ene_integrations.otel import check_endpoint
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        assert check_endpoint(f"http://127.0.0.1:{port}/v1/traces") is None
+    assert "Connection refused" in (check_endpoint(f"http://127.0.0.1:{port}/v1/traces") or "")
+    assert check_endpoint("ftp://example.org/x") == "not an http:// or https:// URL"
+    assert check_endpoint("http://127.0.0.1:99999/x").startswith("not a URL")

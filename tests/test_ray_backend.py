@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from ene_core.cli import build_engine, engine_options, eval_lines, input_files, main, read_lines
+from ene_core.batch import NotText, eval_lines, input_files, read_lines
+from ene_core.cli import build_engine, engine_options, main
 from ene_core.cli import make_parser as cli_parser
-from ene_integrations.ray import eval_with_ray, split_lines
+from ene_core.ray_backend import eval_with_ray, split_lines
 
 REQUESTS = [
     {"id": "a", "answer": "Paris is in France. Dogs fly.", "contexts": ["Paris is in France."]},
@@ -41,16 +42,19 @@ def local_ray() -> None:
 
 @pytest.fixture
 def shards(tmp_path: Path) -> Path:
-    """Three shards with a bad line, a blank line and a request that fails validation."""
-    lines = [json.dumps(r) for r in REQUESTS * 3]
+    """Three shards with a bad line, a blank line, a request that fails validation and a line
+    that is not UTF-8."""
+    lines: list[str | bytes] = [json.dumps(r) for r in REQUESTS * 3]
     lines[4] = "{not json"
     lines[6] = ""
-    lines[7] = json.dumps({"id": "bad", "answer": 5})
+    lines[7] = json.dumps({"id": "bad", "answer": 5, "contexts": []})
+    lines[10] = b'{"id": "latin1", "answer": "caf\xe9", "contexts": []}'
     folder = tmp_path / "shards"
     folder.mkdir()
     for n, start in enumerate((0, 5, 9)):
         end = {0: 5, 5: 9, 9: len(lines)}[start]
-        (folder / f"part-{n:02d}.jsonl").write_text("\n".join(lines[start:end]) + "\n")
+        shard = [x if isinstance(x, bytes) else x.encode() for x in lines[start:end]]
+        (folder / f"part-{n:02d}.jsonl").write_bytes(b"\n".join(shard) + b"\n")
     (folder / "_SUCCESS").write_text("")  # marker files are not input
     return folder
 
@@ -79,13 +83,14 @@ def comparable(line: str) -> dict:
 def test_ray_output_equals_local_output_keyword(local_ray, shards: Path, tmp_path: Path) -> None:
     out = tmp_path / "ray.jsonl"
     argv = ["eval", str(shards), "-o", str(out), "--oracle", "keyword", "--on-error", "record"]
-    assert main([*argv, "--backend", "ray", "--workers", "2"]) == 0
+    assert main([*argv, "--backend", "ray", "--workers", "2"]) == 2  # lines skipped: exit 2
     got = out.read_text().splitlines()
     want = local_output(shards, "--oracle", "keyword", "--on-error", "record")
     assert len(got) == len(want) == 11  # 12 lines, one blank
     assert [comparable(x) for x in got] == [comparable(x) for x in want]
     errors = [json.loads(x) for x in got if "error" in json.loads(x)]
-    assert [e["line"] for e in errors] == [5, 8]  # numbered across shards, like the local path
+    assert [e["line"] for e in errors] == [5, 8, 11]  # numbered across shards, like locally
+    assert errors[2]["error"].startswith("not UTF-8 text")
     assert [json.loads(x).get("id") for x in got][:4] == ["a", "b", "c", "d"]
 
 
@@ -102,19 +107,21 @@ def test_ray_output_equals_local_output_tiny_nli(
         workers=1,
         errors=io.StringIO(),
     )
-    assert counts == {"ok": 9, "failed": 0, "bad_lines": 2}
+    assert counts.counts == {"ok": 8, "failed": 0, "bad_lines": 3}
     got = out.read_text().splitlines()
     want = local_output(shards, *extra)
     assert [comparable(x) for x in got] == [comparable(x) for x in want]
     assert json.loads(got[0])["verifier"]["model"] != "keyword-oracle"
 
 
-def test_split_lines_matches_python_text_files(tmp_path: Path) -> None:
-    raw = "a\r\nb\rc\u2028d\n\ne"
+def test_split_lines_matches_the_local_reader(tmp_path: Path) -> None:
+    raw = "\ufeffa\r\nb\rc\u2028d\n\ne".encode() + b"\n\xff\n"
     path = tmp_path / "x.jsonl"
-    path.write_text(raw, newline="")
-    rows = split_lines({"bytes": raw.encode()})
-    assert [r["line"] for r in rows] == list(read_lines([str(path)]))
+    path.write_bytes(raw)
+    rows = split_lines({"bytes": raw})
+    local = list(read_lines([str(path)]))
+    assert [NotText(r["problem"]) if r["problem"] else r["line"] for r in rows] == local
+    assert local[:5] == ["a", "b", "c\u2028d", "", "e"] and isinstance(local[5], NotText)
 
 
 def test_missing_ray_is_a_clear_error(
@@ -124,5 +131,5 @@ def test_missing_ray_is_a_clear_error(
     src = tmp_path / "in.jsonl"
     src.write_text(json.dumps(REQUESTS[0]) + "\n")
     argv = ["eval", str(src), "-o", str(tmp_path / "o.jsonl"), "--oracle", "keyword"]
-    assert main([*argv, "--backend", "ray"]) == 2
+    assert main([*argv, "--backend", "ray"]) == 1
     assert "pip install 'ene[ray]'" in capsys.readouterr().err

@@ -108,8 +108,36 @@ def test_most_fragile_and_slowest(engs) -> None:
     report = summarize(engs, top=2)
     assert [r.label for r in report.most_fragile] == ["A", "B"]  # 1 fragile of 2 each: input order
     assert len(report.slowest) == 2
-    assert report.slowest[0].duration_ms >= report.slowest[1].duration_ms
-    assert max(e.stats.duration_ms for e in engs) == report.slowest[0].duration_ms
+    assert report.slowest[0].compute_ms >= report.slowest[1].compute_ms
+    assert max(e.stats.compute_ms for e in engs) == report.slowest[0].compute_ms
+
+
+def test_unsupported_and_contradicted_are_separate_columns(engs) -> None:
+    rows = {r.label: r for r in summarize(engs, top=3).slowest}
+    assert (rows["A"].unsupported, rows["A"].contradicted) == (1, 0)
+    assert (rows["C"].unsupported, rows["C"].contradicted) == (0, 1)
+    table = summarize(engs, top=3).to_table()
+    assert "compute ms" in table and "unsupported  contradicted" in table
+
+
+def _eng_with_times(eng: EvidenceNecessityGraph, **stats: float | None) -> EvidenceNecessityGraph:
+    return eng.model_copy(update={"stats": eng.stats.model_copy(update=stats)})
+
+
+def test_slowest_ranks_each_request_by_its_own_time_not_the_batch_time(engs) -> None:
+    """In one batch every request's wall time is the batch's; compute_ms tells them apart."""
+    timed = [
+        _eng_with_times(e, duration_ms=900.0, compute_ms=ms)
+        for e, ms in zip(engs, (100.0, 700.0, 100.0), strict=True)
+    ]
+    report = summarize(timed, top=1)
+    assert [r.label for r in report.slowest] == ["B"] and report.slowest[0].compute_ms == 700.0
+    # an ENG from before schema 1.2 has no compute_ms: its wall time stands in
+    old = [
+        _eng_with_times(e, duration_ms=ms, compute_ms=None)
+        for e, ms in zip(engs, (5.0, 9.0, 1.0), strict=True)
+    ]
+    assert [r.label for r in summarize(old, top=1).slowest] == ["B"]
 
 
 def test_bootstrap_interval_hand_computed_for_two_requests(engs) -> None:
@@ -190,6 +218,7 @@ def test_eval_with_report_writes_html(tmp_path: Path, capsys: pytest.CaptureFixt
     )
     page = html.read_text()
     assert "Aggregate report" in page and page.count("data-eng>") == 3
+    assert "<th>unsupported</th><th>contradicted</th>" in page
     assert main(["report", str(out)]) == 0
     assert "tokens pruning saves" in capsys.readouterr().out
 

@@ -38,7 +38,9 @@ from ene_core import (  # noqa: E402
     ServiceTimeoutError,
     ServiceUnavailableError,
 )
-from ene_core.cli import build_engine, main, parse_request  # noqa: E402
+from ene_core.batch import parse_request  # noqa: E402
+from ene_core.cli import build_engine, main  # noqa: E402
+from ene_core.graph import SCHEMA_VERSION  # noqa: E402
 from ene_core.remote import RemoteEngine  # noqa: E402
 from ene_core.serve import Limits, ServeConfig, Service  # noqa: E402
 from ene_core.testing import KeywordOracle  # noqa: E402
@@ -265,7 +267,7 @@ def test_importing_ene_needs_neither_ray_nor_httpx() -> None:
 
 def test_serve_options(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
-    assert main(["serve", "--oracle", "keyword", "--detach"]) == 2
+    assert main(["serve", "--oracle", "keyword", "--detach"]) == 1
     assert "--detach" in capsys.readouterr().err
     fixed = ServeConfig(replicas=3, num_gpus=0.5, max_batch_size=32).deployment_options()
     assert fixed["num_replicas"] == 3 and fixed["ray_actor_options"]["num_gpus"] == 0.5
@@ -328,7 +330,7 @@ def test_health_and_info(service: tuple[str, Any], remote: RemoteEngine) -> None
     url = service[0]
     assert httpx.get(url + "/healthz").json() == {"status": "ok"}
     info = remote.info()
-    assert info["model"] == "keyword-oracle" and info["schema_version"] == "1.1"
+    assert info["model"] == "keyword-oracle" and info["schema_version"] == SCHEMA_VERSION
     assert info["limits"]["max_contexts"] == 8
     assert remote.oracle.name == "keyword-oracle" and remote.threshold == 0.5
 

@@ -107,21 +107,22 @@ def test_claims_chunks_and_graph_agree_with_the_eng(eng: EvidenceNecessityGraph)
     tags = parse(render_eng(eng))
     claims = [a for t, a in tags.tags if t == "span" and "data-key" in a]
     checkable = [c for c in eng.claims if c.checkable]
-    assert [a["data-key"] for a in claims] == [f"c{c.index}" for c in checkable]
+    # keys count from 1, like everything the page shows (claim 1, chunk #1, [1] markers)
+    assert [a["data-key"] for a in claims] == [f"c{c.index + 1}" for c in checkable]
     for attrs, claim in zip(claims, checkable, strict=True):
         assert f"st-{claim.status}" in attrs["class"]
-        assert attrs["data-links"].split() == [f"d{i}" for i in claim.necessary]
+        assert attrs["data-links"].split() == [f"d{i + 1}" for i in claim.necessary]
     statuses = {c.status for c in checkable}
     assert statuses == {"supported", "unsupported"}
 
-    chunks = [a for t, a in tags.tags if t == "li"]
+    chunks = [a for t, a in tags.tags if t == "li" and "chunk" in (a.get("class") or "")]
     states = [a["class"].split()[1] for a in chunks]
     assert states == ["necessary", "necessary", "unused"]
     assert [a["data-links"].split() for a in chunks] == [
-        [f"c{k}" for k in ctx.necessary_for] for ctx in eng.contexts
+        [f"c{k + 1}" for k in ctx.necessary_for] for ctx in eng.contexts
     ]
     edges = sorted(tuple(a["data-edge"].split()) for t, a in tags.tags if "data-edge" in a)
-    assert edges == sorted((f"c{k}", f"d{j}") for k, j in eng.edges)
+    assert edges == sorted((f"c{k + 1}", f"d{j + 1}") for k, j in eng.edges)
     assert edges  # the fixture has necessity edges to draw
 
 
@@ -166,7 +167,7 @@ def test_view_cli_reads_json_and_jsonl(tmp_path: Path, eng: EvidenceNecessityGra
 def test_view_cli_rejects_an_empty_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     empty = tmp_path / "empty.jsonl"
     empty.write_text(json.dumps({"line": 1, "error": "bad"}) + "\n")
-    assert main(["view", str(empty)]) == 2
+    assert main(["view", str(empty)]) == 1
     assert "holds no ENG" in capsys.readouterr().err
 
 
@@ -217,3 +218,42 @@ def test_linked_engs_name_and_link_their_inner_requests(engine: NecessityEngine)
     alone = parse(render_eng(outer))  # without the inner ENG on the page: named, not linked
     assert not any(t == "a" for t, _ in alone.tags)
     assert "answer of request synth-1 (not on this page)" in "".join(d for _, d in alone.text)
+
+
+def test_contradicted_claims_name_their_contradicting_chunks(engine: NecessityEngine) -> None:
+    """Visible without hovering: each claim's verdict, and for a contradicted claim the chunk
+    that contradicts it, numbered from 1 like the answer's [n] markers."""
+    eng = engine.evaluate(
+        "Paris is in France [1]. The tower is 200 metres tall [2].",
+        ["Paris is in France.", "The tower is 300 metres tall.", "Cats purr."],
+    )
+    assert eng.claims[1].contradicted_by == [1]  # the second chunk, #2 on the page
+    tags = parse(render_eng(eng))
+    items = [
+        a
+        for t, a in tags.tags
+        if t == "li" and "data-key" in a and "chunk" not in a.get("class", "")
+    ]
+    assert [a["data-key"] for a in items] == ["c1", "c2"]
+    assert items[1]["data-links"] == "d2"
+    shown = re.sub(r"\s+", " ", "".join(data for _, data in tags.text))
+    assert "1 supported fragile · needs chunk #1" in shown
+    assert "2 contradicted contradicted by chunk #2 · p(contra) 0.90" in shown
+    assert "contradicts claim 2" in shown  # and the chunk says whom it contradicts
+    edges = [a for t, a in tags.tags if "data-edge" in a]
+    assert {(a["data-edge"], a.get("class")) for a in edges} == {
+        ("c1 d1", None),
+        ("c2 d2", "contra"),
+    }
+
+
+def test_request_time_is_the_requests_own_share(engine: NecessityEngine) -> None:
+    big, small = engine.evaluate_many(
+        [
+            {"answer": "Paris is in France. " * 30, "contexts": ["Paris is in France."] * 20},
+            {"answer": "Owls hunt.", "contexts": ["Owls hunt."]},
+        ]
+    )
+    assert big.stats.compute_ms > small.stats.compute_ms
+    chips = render_eng(small)
+    assert f"{small.stats.compute_ms:.0f} ms</span>" in chips and "stats.compute_ms" in chips

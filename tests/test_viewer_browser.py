@@ -4,6 +4,7 @@ ran is checked (``--dump-dom``); a screenshot proves it renders. Skips without C
 
 from __future__ import annotations
 
+import os
 import re
 import struct
 import subprocess
@@ -98,18 +99,18 @@ def test_script_runs_and_payloads_stay_text(
 def test_deep_link_highlights_a_claim_and_its_chunks(
     page: Path, chromium: Callable[..., str], tmp_path: Path
 ) -> None:
-    dom = chromium("--dump-dom", page.as_uri() + "#r-1/c0")
+    dom = chromium("--dump-dom", page.as_uri() + "#r-1/c1")  # claim 1: keys count from 1
     elements = parse(dom)
     sections = {a["id"]: a["class"].split() for a in elements if "data-eng" in a}
     assert "focus" in sections["r-1"] and "focus" not in sections["r-2"]
     lit = {
         a["data-key"] for a in elements if "data-key" in a and "hl" in a.get("class", "").split()
     }
-    assert lit == {"c0", "d0"}  # claim 1 ("Paris is in France.") needs chunk 1 only
+    assert lit == {"c1", "d1"}  # claim 1 ("Paris is in France.") needs chunk #1 only
     edges = [
         a["data-edge"] for a in elements if "data-edge" in a and "hl" in a.get("class", "").split()
     ]
-    assert edges == ["c0 d0"]
+    assert edges == ["c1 d1"]
 
 
 def test_screenshot_renders(page: Path, chromium: Callable[..., str], tmp_path: Path) -> None:
@@ -119,3 +120,74 @@ def test_screenshot_renders(page: Path, chromium: Callable[..., str], tmp_path: 
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     assert struct.unpack(">II", data[16:24]) == (1200, 900)
     assert len(data) > 20_000  # a blank page compresses to a few KB
+
+
+@pytest.fixture(scope="module")
+def contradiction_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One request whose third claim is contradicted by chunk #2, with [n] citation markers."""
+    engine = NecessityEngine(KeywordOracle())
+    try:
+        engs = engine.evaluate_many(
+            [
+                {
+                    "id": "tower",
+                    "question": "Tell me about Paris.",
+                    "answer": "Paris is in France [1]. The tower is in Paris [2]. "
+                    "The tower is 200 metres tall [2]. Dogs fly.",
+                    "contexts": [
+                        {
+                            "id": "geo",
+                            "text": "Paris is in France.",
+                            "metadata": {"source": "wiki"},
+                        },
+                        {
+                            "id": "eiffel",
+                            "text": "The tower is in Paris. The tower is 300 metres tall.",
+                        },
+                        {"id": "pets", "text": "Cats purr.", "metadata": {"source": "blog"}},
+                    ],
+                },
+                {
+                    "id": "owls",
+                    "answer": "Owls hunt at night.",
+                    "contexts": ["Owls hunt at night."],
+                },
+            ]
+        )
+    finally:
+        engine.close()
+    assert engs[0].claims[2].contradicted_by == [1]
+    path = tmp_path_factory.mktemp("contra") / "report.html"
+    path.write_text(render_html(engs, report=summarize(engs), title="ENE report"))
+    return path
+
+
+def test_a_contradicted_claim_shows_and_lights_its_contradicting_chunk(
+    contradiction_page: Path, chromium: Callable[..., str], tmp_path: Path
+) -> None:
+    """In the browser: the verdict list names chunk #2 for claim 3, the deep link to claim 3
+    lights chunk #2 and the dashed contradiction edge; the screenshot shows it rendered."""
+    dom = chromium("--dump-dom", contradiction_page.as_uri() + "#r-1/c3")
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", dom))
+    assert "3 contradicted contradicted by chunk #2 · p(contra) 0.90" in text
+    assert "1 supported fragile · needs chunk #1" in text and "4 unsupported" in text
+    assert "contradicts claim 3" in text  # the chunk's caption, counted from 1 as well
+    elements = parse(dom)
+    lit = {
+        a["data-key"] for a in elements if "data-key" in a and "hl" in a.get("class", "").split()
+    }
+    assert lit == {"c3", "d2"}
+    edges = [a for a in elements if "data-edge" in a and "hl" in a.get("class", "").split()]
+    assert [(a["data-edge"], a.get("class")) for a in edges] == [("c3 d2", "contra hl")]
+    # the report's request table: separate unsupported and contradicted columns
+    assert "<th>unsupported</th><th>contradicted</th>" in dom
+    shot = tmp_path / "contradiction.png"
+    chromium(
+        "--window-size=1280,1000", f"--screenshot={shot}", contradiction_page.as_uri() + "#r-1/c3"
+    )
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", data[16:24]) == (1280, 1000)
+    assert len(data) > 20_000
+    keep = os.environ.get("ENE_SCREENSHOT_DIR")  # to refresh docs/ images: set it to docs/
+    if keep:
+        Path(keep, "viewer-contradiction.png").write_bytes(data)

@@ -20,6 +20,8 @@ from typing import Any, TypeVar
 
 import pytest
 
+from ene_core import SCHEMA_VERSION
+
 REPO = Path(__file__).resolve().parents[2]
 Phoenix = Any  # tests/e2e/conftest.py's Phoenix server handle
 pytestmark = pytest.mark.slow
@@ -111,7 +113,7 @@ def check_evaluator(span: dict[str, Any], framework: str, texts: list[str]) -> N
     a = span["attributes"]
     assert span["span_kind"] == "EVALUATOR"
     assert a["ene.framework"] == framework and a["ene.status"] == "ok"
-    assert a["ene.schema_version"] == "1.1"
+    assert a["ene.schema_version"] == SCHEMA_VERSION
     assert a["ene.placement"] == "child"
     assert a["ene.contexts.total"] == len(texts)
     assert a["ene.contexts.used"] + a["ene.contexts.unused"] == len(texts)

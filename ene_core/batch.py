@@ -1,0 +1,380 @@
+"""``ene eval``: JSONL requests in, ENG JSONL out, and nothing lost on the way.
+
+Reading: a file is read as bytes and split into lines the way Python reads text (``\\n``,
+``\\r\\n``, ``\\r``), and each line is decoded on its own, so a line that is not UTF-8 is one bad
+line, not the end of the run. A bad line (not UTF-8, not JSON, not a request) is reported with its
+number and reason; every good line is still evaluated, and :class:`RunSummary` keeps the account.
+Writing the output safely (atomic replace, ``--resume``) is :mod:`ene_core.outputs`.
+"""
+
+from __future__ import annotations
+
+import codecs
+import itertools
+import json
+import os
+import re
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import IO, TYPE_CHECKING, Any, Literal
+
+from .engine import Engine, Request
+from .errors import EneError, InvalidInputError
+from .progress import Progress
+
+if TYPE_CHECKING:
+    from .outputs import ResumeState
+
+REQUIRED_FIELDS = ("answer", "contexts")
+MAX_LISTED = 10  # problems repeated in the end-of-run summary
+READ_SIZE = 1 << 20  # bytes per read of an input file
+_LINE_END = re.compile(rb"\r\n|\n|\r")
+
+
+# -- reading -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class NotText:
+    """An input line that is not UTF-8: only the reason is kept."""
+
+    reason: str
+
+
+RawLine = str | NotText
+
+
+def input_files(path: str) -> list[str]:
+    """A JSONL file, or a directory's shards in name order (hidden and ``_`` files skipped).
+
+    Raises :class:`EneError` when the path is missing or unreadable, so nothing is written.
+    URIs (``s3://...``, Ray backend) are passed through unchecked.
+    """
+    if "://" in path:
+        return [path]
+    if not os.path.exists(path):
+        raise EneError(f"{path}: no such file or directory")
+    if os.path.isdir(path):
+        names = sorted(n for n in os.listdir(path) if not n.startswith((".", "_")))
+        files = [os.path.join(path, n) for n in names if os.path.isfile(os.path.join(path, n))]
+        if not files:
+            raise EneError(f"{path} is a directory with no input files")
+    else:
+        files = [path]
+    for name in files:
+        if not os.access(name, os.R_OK):
+            raise EneError(f"{name}: permission denied (cannot read it)")
+    return files
+
+
+def split_byte_lines(data: bytes) -> list[bytes]:
+    """``data`` cut into lines at ``\\n``, ``\\r\\n`` or ``\\r`` (the ends dropped)."""
+    lines = _LINE_END.split(data)
+    if lines and lines[-1] == b"":
+        lines.pop()  # the text ended with a line end
+    return lines
+
+
+def decode_line(raw: bytes, *, first: bool = False) -> RawLine:
+    """One line as text, or :class:`NotText` saying where it stops being UTF-8.
+
+    The first line of a file may start with a UTF-8 byte order mark, which is dropped.
+    """
+    if first and raw.startswith(codecs.BOM_UTF8):
+        raw = raw[len(codecs.BOM_UTF8) :]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return NotText(f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte {exc.start + 1})")
+
+
+def read_lines(paths: Sequence[str]) -> Iterator[RawLine]:
+    """The lines of ``paths`` one after another, decoded one by one (numbers run on)."""
+    for path in paths:
+        with open(path, "rb") as stream:
+            pending = b""
+            first = True
+            while chunk := stream.read(READ_SIZE):
+                data = pending + chunk
+                # the lines up to the last line end; a final \r may be half of a \r\n
+                end = max(data.rfind(b"\n"), data.rfind(b"\r", 0, len(data) - 1))
+                pending = data[end + 1 :]
+                for raw in split_byte_lines(data[: end + 1]):
+                    yield decode_line(raw, first=first)
+                    first = False
+            for raw in split_byte_lines(pending):
+                yield decode_line(raw, first=first)
+
+
+def count_lines(paths: Sequence[str]) -> int:
+    """How many lines :func:`read_lines` yields (for a progress total); cheap: bytes only."""
+    total = 0
+    for path in paths:
+        with open(path, "rb") as stream:
+            last = b""
+            while chunk := stream.read(READ_SIZE):
+                total += chunk.count(b"\n") + chunk.count(b"\r") - chunk.count(b"\r\n")
+                if last == b"\r" and chunk.startswith(b"\n"):
+                    total -= 1  # a \r\n cut between two chunks
+                last = chunk[-1:]
+            if last not in (b"", b"\n", b"\r"):
+                total += 1  # a last line with no line end
+    return total
+
+
+def parse_request(line: str) -> Request:
+    """One JSONL line as a request; raises :class:`InvalidInputError` saying what is wrong."""
+    try:
+        item = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"not valid JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        raise InvalidInputError("not valid JSON: nested too deeply") from None
+    return request_from_item(item)
+
+
+def request_from_item(item: Any) -> Request:
+    """One decoded JSON value as a request (``ene eval`` lines, ``ene serve`` bodies)."""
+    if not isinstance(item, dict):
+        raise InvalidInputError(
+            f"not a request: a line must be a JSON object, got {_json_type(item)}"
+        )
+    missing = [name for name in REQUIRED_FIELDS if name not in item]
+    if missing:
+        names = " and ".join(repr(name) for name in missing)
+        raise InvalidInputError(f"missing {names} (each line needs 'answer' and 'contexts')")
+    if item.get("id") is not None and not isinstance(item["id"], (str, int)):
+        raise InvalidInputError(f"id must be a string or a number, got {_json_type(item['id'])}")
+    return Request.from_mapping(item)
+
+
+def _json_type(value: Any) -> str:
+    names = {list: "an array", str: "a string", bool: "a boolean", dict: "an object"}
+    if value is None:
+        return "null"
+    return names.get(type(value), "a number")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One input line: a request, or why it is not one (neither: a blank line)."""
+
+    number: int
+    request: Request | None = None
+    problem: str | None = None
+
+    @property
+    def blank(self) -> bool:
+        return self.request is None and self.problem is None
+
+
+def parse_line(number: int, line: RawLine) -> Item:
+    if isinstance(line, NotText):
+        return Item(number, problem=line.reason)
+    if not line.strip():
+        return Item(number)
+    try:
+        return Item(number, request=parse_request(line))
+    except EneError as exc:
+        return Item(number, problem=str(exc))
+
+
+# -- evaluating ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Outcome:
+    """What became of one input line; plain values, so it crosses process boundaries (Ray).
+
+    ``kind`` is ``ok`` (``text`` is the ENG JSON), ``bad`` (not a request; ``text`` says why),
+    ``failed`` (the evaluation raised) or ``blank`` (an empty line: nothing written).
+    ``tally`` is (checkable claims, unsupported, contradicted) of an ``ok`` outcome.
+    """
+
+    kind: Literal["ok", "bad", "failed", "blank"]
+    text: str = ""
+    id: str | None = None
+    tally: tuple[int, int, int] = (0, 0, 0)
+
+
+def evaluate_items(engine: Engine, items: Sequence[Item]) -> list[Outcome]:
+    """Evaluate the requests among ``items`` in one engine batch; one outcome per item."""
+    requests = [item.request for item in items if item.request is not None]
+    results = iter(engine.evaluate_many(requests, return_exceptions=True))
+    outcomes = []
+    for item in items:
+        if item.request is None:
+            outcomes.append(Outcome("blank") if item.blank else Outcome("bad", item.problem or ""))
+            continue
+        result = next(results)
+        if isinstance(result, BaseException):
+            message = f"{type(result).__name__}: {result}"
+            outcomes.append(Outcome("failed", message, item.request.id))
+        else:
+            c = result.counts
+            tally = (c.checkable_claims, c.unsupported, c.contradicted)
+            outcomes.append(Outcome("ok", result.to_json(), item.request.id, tally))
+    return outcomes
+
+
+def evaluate_lines(engine: Engine, lines: Sequence[RawLine]) -> list[Outcome]:
+    """Evaluate input lines (one request each) in one engine batch; one outcome per line."""
+    return evaluate_items(engine, [parse_line(n, line) for n, line in enumerate(lines, 1)])
+
+
+# -- the run's account -----------------------------------------------------------------------------
+class StopRun(Exception):
+    """``--on-error fail`` met a bad or failed line: the run ends there."""
+
+
+@dataclass
+class RunSummary:
+    """What a run did; ``exit_code`` is the ``ene eval`` exit status it deserves."""
+
+    evaluated: int = 0
+    skipped: int = 0  # bad lines: not UTF-8, not JSON, not a request
+    failed: int = 0  # the evaluation raised
+    already: int = 0  # --resume: already in the output
+    already_errors: int = 0  # --resume: of those, error records (bad or failed lines)
+    claims: int = 0
+    unsupported: int = 0
+    contradicted: int = 0
+    seconds: float = 0.0
+    problems: list[str] = field(default_factory=list)  # the first MAX_LISTED, as reported
+    interrupted: bool = False
+    stopped: str | None = None  # --on-error fail: the problem that ended the run
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {"ok": self.evaluated, "failed": self.failed, "bad_lines": self.skipped}
+
+    @property
+    def exit_code(self) -> int:
+        if self.interrupted:
+            return 130
+        return 2 if self.skipped or self.failed or self.already_errors else 0
+
+    def line(self) -> str:
+        """The one-line summary printed at the end of a run."""
+        rate = self.evaluated / self.seconds if self.seconds > 0 else 0.0
+        parts = [
+            f"{_n(self.evaluated, 'request')} evaluated, {_n(self.skipped, 'line')} skipped, "
+            f"{self.failed} failed"
+            + (f", {self.already} already in the output" if self.already else "")
+            + (f" ({self.already_errors} as error records)" if self.already_errors else ""),
+            f"{_n(self.claims, 'claim')}: {self.unsupported} unsupported, "
+            f"{self.contradicted} contradicted",
+            f"{_duration(self.seconds)} ({rate:.1f} requests/s)",
+        ]
+        return " · ".join(parts)
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
+
+
+class OutcomeWriter:
+    """Writes outcomes as ``ene eval`` output, in the order given, and keeps the account.
+
+    A bad or failed line is reported at once (``progress.message``); ``on_error`` then decides:
+    ``skip`` goes on, ``record`` also writes ``{"line", "error"}`` (and ``id``) in its place,
+    ``fail`` raises :class:`StopRun`.
+    """
+
+    def __init__(
+        self,
+        out: IO[str] | Any,
+        *,
+        on_error: str = "skip",
+        errors: IO[str] | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        self.out = out
+        self.on_error = on_error
+        self.progress = progress or Progress(None, enabled=False, stream=errors)
+        self.summary = RunSummary()
+        self.started = time.monotonic()
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return self.summary.counts
+
+    def write(self, number: int, outcome: Outcome) -> None:
+        """Write the outcome of input line ``number`` (1-based)."""
+        s = self.summary
+        if outcome.kind == "ok":
+            s.evaluated += 1
+            claims, unsupported, contradicted = outcome.tally
+            s.claims += claims
+            s.unsupported += unsupported
+            s.contradicted += contradicted
+            self.out.write(outcome.text + "\n")
+            return
+        if outcome.kind == "blank":
+            return
+        bad = outcome.kind == "bad"
+        if bad:
+            s.skipped += 1
+        else:
+            s.failed += 1
+        problem = f"line {number}: {'skipped' if bad else 'failed'}: {outcome.text}"
+        if len(s.problems) < MAX_LISTED:
+            s.problems.append(problem)
+        self.progress.message(f"ene eval: {problem}")
+        if self.on_error == "fail":
+            s.stopped = problem
+            raise StopRun(problem)
+        if self.on_error == "record":
+            record: dict[str, Any] = {"line": number, "error": outcome.text}
+            if not bad:
+                record["id"] = outcome.id
+            self.out.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    def skip_done(self, kinds: Sequence[str]) -> None:
+        """Lines already in the output (``--resume``): ``"ok"`` or ``"error"`` records."""
+        self.summary.already += len(kinds)
+        self.summary.already_errors += sum(kind == "error" for kind in kinds)
+
+    def finish(self) -> RunSummary:
+        self.summary.seconds = time.monotonic() - self.started
+        return self.summary
+
+
+def eval_lines(
+    engine: Engine,
+    stream: Iterable[RawLine],
+    out: IO[str] | Any,
+    *,
+    on_error: str = "skip",
+    chunk: int = 32,
+    errors: IO[str] | None = None,
+    progress: Progress | None = None,
+    resume: ResumeState | None = None,
+) -> RunSummary:
+    """Evaluate a JSONL stream into ENG JSONL, ``chunk`` lines per engine batch, in order.
+
+    Lines already in ``resume`` are skipped. Ctrl-C (or SIGTERM turned into
+    ``KeyboardInterrupt``) and ``--on-error fail`` end the run cleanly: what was evaluated is
+    written, and the summary says why it ended.
+    """
+    writer = OutcomeWriter(out, on_error=on_error, errors=errors, progress=progress)
+    lines = enumerate(stream, start=1)
+    try:
+        while batch := list(itertools.islice(lines, chunk)):
+            items = [parse_line(number, line) for number, line in batch]
+            done = [resume.take(item) if resume is not None else None for item in items]
+            writer.skip_done([kind for kind in done if kind is not None])
+            todo = [item for item, kind in zip(items, done, strict=True) if kind is None]
+            for item, outcome in zip(todo, evaluate_items(engine, todo), strict=True):
+                writer.write(item.number, outcome)
+            writer.progress.advance(len(batch))
+    except KeyboardInterrupt:
+        writer.summary.interrupted = True
+    except StopRun:
+        pass
+    return writer.finish()
