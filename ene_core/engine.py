@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from .batcher import MicroBatcher, Overflow
+from .citations import Citations, answer_scores, check_base, out_of_range, resolve
 from .claims import Segment, split_claims
 from .contexts import Context, canonical_order, to_contexts
 from .errors import InvalidInputError, OracleError
@@ -177,6 +178,9 @@ class NecessityEngine:
 
     >>> engine = NecessityEngine(oracle=NLIOracle("path/or/id"), threshold=0.5)
     >>> eng = engine.evaluate(answer, contexts, question=None)
+
+    Answers with ``[n]`` markers also get their citations checked (``check_citations``);
+    ``[n]`` names ``contexts[n - 1]``, or ``contexts[n]`` with ``citation_base=0``.
     """
 
     def __init__(
@@ -187,6 +191,8 @@ class NecessityEngine:
         contradiction_threshold: float | None = None,
         packer: PremisePacker | None = None,
         support_matrix: bool = False,
+        check_citations: bool = True,
+        citation_base: int = 1,
         cache_size: int = 65_536,
         max_wait_ms: float = 5.0,
         max_queue: int = 1024,
@@ -213,6 +219,8 @@ class NecessityEngine:
             )
         self.packer = packer or PremisePacker()
         self.support_matrix = support_matrix
+        self.check_citations = check_citations
+        self.citation_base = check_base(citation_base)
         self.cache = ScoreCache(cache_size)
         self._batcher = MicroBatcher(
             self._run,
@@ -435,14 +443,31 @@ class NecessityEngine:
         index = self.packer.index([request.contexts[i].text for i in order])
         claims = [k for k, s in enumerate(segments) if s.checkable]
         everything = range(n)
+        # Citations are checked when the answer has markers (anywhere, even on a non-claim).
+        checking = self.check_citations and any(s.cited for s in segments)
+        base_number = check_base(self.citation_base)
+        position = {user: r for r, user in enumerate(order)}
+        cites = {
+            k: resolve(segments[k].cited, base_number, position)
+            for k in (claims if checking else [])
+            if segments[k].cited
+        }
+        cited = [k for k in cites if cites[k].cited]  # citing at least one existing chunk
 
         def check(k: int, keep: Iterable[int] | None) -> Check:
             return index.premise(segments[k].text, None if keep is None else set(keep)), segments[
                 k
             ].text
 
-        base = yield [check(k, None) for k in claims] if claims else []
+        # Citations ride along: the cited set with the baseline, each cited chunk alone and
+        # the set without it with leave-one-out (only for a set of two or more that entails).
+        first = yield [check(k, None) for k in claims] + [check(k, cites[k].cited) for k in cited]
+        base, cited_set = first[: len(claims)], first[len(claims) :]
         baseline = dict(zip(claims, base, strict=True))
+        entailed = {
+            k: self._decide(s) == "supported" for k, s in zip(cited, cited_set, strict=True)
+        }
+        several = [k for k in cited if entailed[k] and len(cites[k].cited) > 1]
         verdicts = {k: self._decide(baseline[k]) for k in claims}
         supported = [k for k in claims if verdicts[k] == "supported"]
         contradicted = [k for k in claims if verdicts[k] == "contradicted"]
@@ -453,8 +478,16 @@ class NecessityEngine:
             check(k, (j for j in everything if j != i)) for k in supported for i in everything
         ]
         alone_checks = [check(k, (i,)) for k in contradicted for i in suspects[k]]
-        both = yield loo_checks + alone_checks
-        loo, alone = both[: len(loo_checks)], both[len(loo_checks) :]
+        cite_checks = [
+            check(k, keep)
+            for k in several
+            for i in cites[k].cited
+            for keep in ((i,), tuple(j for j in cites[k].cited if j != i))
+        ]
+        both = yield loo_checks + alone_checks + cite_checks
+        split = len(loo_checks) + len(alone_checks)
+        loo, alone = both[: len(loo_checks)], both[len(loo_checks) : split]
+        citing = self._citing(cites, entailed, several, both[split:])
         without = {k: loo[s * n : (s + 1) * n] for s, k in enumerate(supported)}
         necessary = {
             k: [i for i in everything if self._decide(without[k][i]) != "supported"]
@@ -480,9 +513,33 @@ class NecessityEngine:
             blame,
             single,
             kept,
+            citing if checking else None,
+            base_number,
             tally,
             tokens,
         )
+
+    def _citing(
+        self,
+        cites: Mapping[int, Citations],
+        entailed: Mapping[int, bool],
+        several: Sequence[int],
+        scores: Sequence[Scores],
+    ) -> dict[int, tuple[bool, list[int]]]:
+        """Per claim with markers: whether its cited chunks entail it, and its imprecise
+        markers. ``scores``: for each claim of ``several``, each cited chunk alone, then the
+        cited set without it."""
+        verdicts = iter(self._decide(s) == "supported" for s in scores)
+        out = {}
+        for k, found in cites.items():
+            alone: dict[int, bool] = {}
+            rest: dict[int, bool] = {}
+            if k in several:
+                for i in found.cited:
+                    alone[i], rest[i] = next(verdicts), next(verdicts)
+            ok = entailed.get(k, False)
+            out[k] = (ok, found.unneeded(ok, alone, rest))
+        return out
 
     def _contradictors(
         self,
@@ -574,10 +631,16 @@ class NecessityEngine:
         blame: dict[int, list[int]],
         single: dict[int, list[Scores]],
         kept: list[int],
+        citing: dict[int, tuple[bool, list[int]]] | None,
+        base_number: int,
         tally: _Tally,
         tokens: Mapping[str, int],
     ) -> EvidenceNecessityGraph:
-        """Assemble the graph, mapping canonical context positions back to the user's."""
+        """Assemble the graph, mapping canonical context positions back to the user's.
+
+        ``citing``: claim -> (its cited chunks entail it, its imprecise markers), for the
+        claims that carry markers; ``None`` when citations are not checked (no markers).
+        """
         n = len(order)
         now = time.perf_counter()
         rank = {user: r for r, user in enumerate(order)}
@@ -608,6 +671,8 @@ class NecessityEngine:
                 for i, s in enumerate(loo):
                     drops[i] += max(0.0, baseline[k].entail - s.entail)
             row = [s.entail for s in single[k]] if self.support_matrix and k in single else None
+            need = to_user(necessary.get(k, []))
+            cite_ok, unneeded = (citing or {}).get(k, (False, []))
             claims.append(
                 Claim(
                     index=k,
@@ -615,11 +680,16 @@ class NecessityEngine:
                     span=(seg.start, seg.end),
                     kind=seg.kind,
                     cited=list(seg.cited),
+                    citation_supported=None if citing is None else cite_ok,
+                    citations_unneeded=unneeded,
+                    citations_missing=[]
+                    if citing is None
+                    else [m for m in (i + base_number for i in need) if m not in seg.cited],
                     status=status,
                     classification=_classify(status, necessary.get(k, [])),
                     p_entail=baseline[k].entail,
                     p_contra=baseline[k].contra,
-                    necessary=to_user(necessary.get(k, [])),
+                    necessary=need,
                     contradicted_by=to_user(blame.get(k, [])),
                     p_entail_without=by_user([s.entail for s in loo]) if loo is not None else None,
                     support_row=by_user(row) if row is not None else None,
@@ -642,6 +712,17 @@ class NecessityEngine:
             )
             for i, c in enumerate(request.contexts)
         ]
+        recall, precision = answer_scores(
+            [
+                (bool(c.citation_supported), len(c.cited), len(c.citations_unneeded))
+                for c in claims
+                if c.checkable
+            ],
+            citing is not None,
+        )
+        warnings = _warnings(request, segments)
+        if citing is not None:
+            warnings += out_of_range(segments, base_number, n)
         return EvidenceNecessityGraph(
             id=request.id,
             question=request.question,
@@ -649,6 +730,8 @@ class NecessityEngine:
             claims=claims,
             contexts=contexts,
             minimal_sufficient_set=to_user(kept),
+            citation_recall=recall,
+            citation_precision=precision,
             verifier=Verifier(
                 model=self.oracle.name,
                 revision=self.oracle.revision,
@@ -666,7 +749,7 @@ class NecessityEngine:
                 duration_ms=round((now - tally.started) * 1000, 3),
                 compute_ms=round((tally.compute + now - tally.step_started) * 1000, 3),
             ),
-            warnings=_warnings(request, segments),
+            warnings=warnings,
         )
 
 

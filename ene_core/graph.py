@@ -15,7 +15,9 @@ from .errors import ENGFormatError, ENGVersionError
 
 # 1.1: Claim.contradicted_by (1.0 ENGs load with it empty)
 # 1.2: RunStats.compute_ms (older ENGs load with it None)
-SCHEMA_VERSION = "1.2"
+# 1.3: citation checking (Claim.citation_supported / citations_unneeded / citations_missing,
+#      ENG.citation_recall / citation_precision; older ENGs load with them unset)
+SCHEMA_VERSION = "1.3"
 
 Status = Literal["supported", "contradicted", "unsupported"]
 Classification = Literal["unsupported", "contradicted", "fragile", "joint", "robust"]
@@ -34,6 +36,28 @@ class Claim(_Model):
     span: tuple[int, int] = Field(description="[start, end) character offsets into the answer.")
     kind: ClaimKind = "claim"
     cited: list[int] = Field(default_factory=list, description="Inline citation numbers, e.g. [2].")
+    citation_supported: bool | None = Field(
+        default=None,
+        description=(
+            "The cited chunks together entail the claim (ALCE citation recall); false for a "
+            "claim with no citation, null for non-claims and in answers without citation "
+            "markers. Added in schema 1.3."
+        ),
+    )
+    citations_unneeded: list[int] = Field(
+        default_factory=list,
+        description=(
+            "Markers, as written, that are not precise (ALCE): the chunk alone does not entail "
+            "the claim and the other citations do without it, or the cited set does not entail "
+            "it, or the marker names no chunk. Added in schema 1.3."
+        ),
+    )
+    citations_missing: list[int] = Field(
+        default_factory=list,
+        description=(
+            "Markers of the claim's necessary chunks that it does not cite. Added in schema 1.3."
+        ),
+    )
     status: Status | None = None
     classification: Classification | None = None
     p_entail: float | None = None
@@ -140,6 +164,20 @@ class EvidenceNecessityGraph(_Model):
     contexts: list[ContextNode]
     minimal_sufficient_set: list[int] = Field(
         description="Contexts that together support every supported claim (pruning keeps these)."
+    )
+    citation_recall: float | None = Field(
+        default=None,
+        description=(
+            "ALCE citation recall: the share of checkable claims whose cited chunks entail them; "
+            "null iff the answer has no citation markers. Added in schema 1.3."
+        ),
+    )
+    citation_precision: float | None = Field(
+        default=None,
+        description=(
+            "ALCE citation precision: the share of the checkable claims' citations that are "
+            "precise; null iff the answer has no citation markers. Added in schema 1.3."
+        ),
     )
     verifier: Verifier
     counts: Counts
