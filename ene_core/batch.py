@@ -185,13 +185,15 @@ class Outcome:
 
     ``kind`` is ``ok`` (``text`` is the ENG JSON), ``bad`` (not a request; ``text`` says why),
     ``failed`` (the evaluation raised) or ``blank`` (an empty line: nothing written).
-    ``tally`` is (checkable claims, unsupported, contradicted) of an ``ok`` outcome.
+    ``tally`` is (checkable claims, unsupported, contradicted) of an ``ok`` outcome;
+    ``citations`` its (citation recall, precision) when the answer has markers.
     """
 
     kind: Literal["ok", "bad", "failed", "blank"]
     text: str = ""
     id: str | None = None
     tally: tuple[int, int, int] = (0, 0, 0)
+    citations: tuple[float, float] | None = None
 
 
 def evaluate_items(engine: Engine, items: Sequence[Item]) -> list[Outcome]:
@@ -210,7 +212,9 @@ def evaluate_items(engine: Engine, items: Sequence[Item]) -> list[Outcome]:
         else:
             c = result.counts
             tally = (c.checkable_claims, c.unsupported, c.contradicted)
-            outcomes.append(Outcome("ok", result.to_json(), item.request.id, tally))
+            recall, precision = result.citation_recall, result.citation_precision
+            cites = None if recall is None or precision is None else (recall, precision)
+            outcomes.append(Outcome("ok", result.to_json(), item.request.id, tally, cites))
     return outcomes
 
 
@@ -236,6 +240,9 @@ class RunSummary:
     claims: int = 0
     unsupported: int = 0
     contradicted: int = 0
+    cited: int = 0  # answers with citation markers, and the sums of their ALCE scores
+    citation_recall: float = 0.0
+    citation_precision: float = 0.0
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)  # the first MAX_LISTED, as reported
     interrupted: bool = False
@@ -263,6 +270,13 @@ class RunSummary:
             f"{self.contradicted} contradicted",
             f"{_duration(self.seconds)} ({rate:.1f} requests/s)",
         ]
+        if self.cited:  # means over the answers with markers, as ALCE averages
+            parts.insert(
+                2,
+                f"citations ({_n(self.cited, 'answer')}): recall "
+                f"{self.citation_recall / self.cited:.3f}, precision "
+                f"{self.citation_precision / self.cited:.3f}",
+            )
         return " · ".join(parts)
 
 
@@ -313,6 +327,10 @@ class OutcomeWriter:
             s.claims += claims
             s.unsupported += unsupported
             s.contradicted += contradicted
+            if outcome.citations is not None:
+                s.cited += 1
+                s.citation_recall += outcome.citations[0]
+                s.citation_precision += outcome.citations[1]
             self.out.write(outcome.text + "\n")
             return
         if outcome.kind == "blank":

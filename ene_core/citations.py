@@ -63,18 +63,12 @@ def resolve(markers: Sequence[int], base: int, position: Mapping[int, int]) -> C
 
 
 def out_of_range(segments: Sequence[Segment], base: int, n: int) -> list[str]:
-    """One warning per marker that names no chunk, with the claims that carry it."""
-    bad: dict[int, list[int]] = {}
-    for k, seg in enumerate(segments):
-        for m in seg.cited:
-            if not 0 <= m - base < n:
-                bad.setdefault(m, []).append(k)
-    first = "[0]" if base == 0 else "[1]"
+    """One warning per distinct marker that names no chunk."""
+    bad = sorted({m for seg in segments for m in seg.cited if not 0 <= m - base < n})
     return [
-        f"citation [{m}] names no chunk ({'claim' if len(ks) == 1 else 'claims'} "
-        f"{', '.join(str(k) for k in ks)}): there are {n} chunks and {first} is the first; "
+        f"citation [{m}] names no chunk: there are {n} chunks and [{base}] is the first; "
         "it counts as not supporting"
-        for m, ks in sorted(bad.items())
+        for m in bad
     ]
 
 

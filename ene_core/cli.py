@@ -92,17 +92,19 @@ def build_engine(args: argparse.Namespace) -> Engine:
         return RemoteEngine(args.remote, timeout=args.remote_timeout)
     from .engine import NecessityEngine
 
+    citation_base = getattr(args, "citation_base", None)
+    base = 1 if citation_base is None else citation_base
     if args.oracle == "keyword":
         from .testing import KeywordOracle
 
-        return NecessityEngine(KeywordOracle(), args.threshold)
+        return NecessityEngine(KeywordOracle(), args.threshold, citation_base=base)
     from .oracle import NLIOracle
 
     oracle = NLIOracle(args.model, device=args.device, batch_size=args.batch_size)
-    return NecessityEngine(oracle, args.threshold)
+    return NecessityEngine(oracle, args.threshold, citation_base=base)
 
 
-ENGINE_OPTIONS = ("oracle", "model", "threshold", "batch_size", "device")
+ENGINE_OPTIONS = ("oracle", "model", "threshold", "batch_size", "device", "citation_base")
 
 
 def engine_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -122,6 +124,13 @@ def _add_engine_options(parser: argparse.ArgumentParser) -> None:
         choices=["nli", "keyword"],
         default="nli",
         help="'keyword' is the transparent test oracle (no model; plumbing only)",
+    )
+    parser.add_argument(
+        "--citation-base",
+        type=int,
+        choices=[0, 1],
+        default=1,
+        help="number of the first chunk in the answer's [n] markers (default 1)",
     )
 
 
@@ -432,14 +441,38 @@ def render(eng: EvidenceNecessityGraph) -> str:
         mark = "used" if ctx.used else "UNUSED"
         preview = ctx.text[:70].replace("\n", " ")
         lines.append(f"  #{ctx.index + 1} {mark:<6} nec={ctx.necessity_score:.2f}  {preview}")
+    lines.extend(_citation_lines(eng))
     c, s = eng.counts, eng.stats
+    cites = (
+        ""
+        if eng.citation_recall is None or eng.citation_precision is None
+        else f"citation recall {eng.citation_recall:.2f}, precision {eng.citation_precision:.2f}, "
+    )
     lines.append(
         f"  {c.supported}/{c.checkable_claims} supported, {c.contexts_unused}/{c.contexts} "
-        f"contexts unused ({c.tokens_saved} tokens), {s.oracle_checks} checks, "
+        f"contexts unused ({c.tokens_saved} tokens), {cites}{s.oracle_checks} checks, "
         f"{s.forward_pairs} forward pairs, {s.duration_ms:.0f} ms"
     )
     lines.extend(f"  warning: {w}" for w in eng.warnings)
     return "\n".join(lines)
+
+
+def _citation_lines(eng: EvidenceNecessityGraph) -> list[str]:
+    """Per claim with a citation verdict: what it cites, and which markers are padding or
+    missing (markers as written in the answer)."""
+    lines = []
+    for claim in eng.claims:
+        if claim.citation_supported is None:
+            continue
+        cites = "".join(f"[{m}]" for m in claim.cited)
+        verdict = "supported" if claim.citation_supported else "NOT supported"
+        line = f"  [{claim.index + 1}] " + (f"cites {cites}: {verdict}" if cites else "uncited")
+        if claim.citations_unneeded:
+            line += "; unneeded " + "".join(f"[{m}]" for m in claim.citations_unneeded)
+        if claim.citations_missing:
+            line += "; missing " + "".join(f"[{m}]" for m in claim.citations_missing)
+        lines.append(line)
+    return lines
 
 
 # -- serve ----------------------------------------------------------------------------------------

@@ -732,6 +732,7 @@ class NecessityEngine:
             minimal_sufficient_set=to_user(kept),
             citation_recall=recall,
             citation_precision=precision,
+            citation_base=None if citing is None else base_number,
             verifier=Verifier(
                 model=self.oracle.name,
                 revision=self.oracle.revision,

@@ -16,7 +16,7 @@ from .errors import ENGFormatError, ENGVersionError
 # 1.1: Claim.contradicted_by (1.0 ENGs load with it empty)
 # 1.2: RunStats.compute_ms (older ENGs load with it None)
 # 1.3: citation checking (Claim.citation_supported / citations_unneeded / citations_missing,
-#      ENG.citation_recall / citation_precision; older ENGs load with them unset)
+#      ENG.citation_recall / citation_precision / citation_base; older ENGs load with them unset)
 SCHEMA_VERSION = "1.3"
 
 Status = Literal["supported", "contradicted", "unsupported"]
@@ -177,6 +177,13 @@ class EvidenceNecessityGraph(_Model):
         description=(
             "ALCE citation precision: the share of the checkable claims' citations that are "
             "precise; null iff the answer has no citation markers. Added in schema 1.3."
+        ),
+    )
+    citation_base: int | None = Field(
+        default=None,
+        description=(
+            "How markers number the chunks: 1 if [1] is contexts[0], 0 if [0] is; null when "
+            "citations were not checked. Added in schema 1.3."
         ),
     )
     verifier: Verifier

@@ -53,6 +53,7 @@ class EvaluationActor:
             "text": [o.text for o in outcomes],
             "id": [json.dumps(o.id) for o in outcomes],
             "tally": [json.dumps(o.tally) for o in outcomes],
+            "citations": [json.dumps(o.citations) for o in outcomes],
         }
 
 
@@ -147,7 +148,10 @@ def _write(
         for number, row in enumerate(dataset.iter_rows(), start=1):
             claims, unsupported, contradicted = json.loads(row["tally"])
             tally = (claims, unsupported, contradicted)
-            writer.write(number, Outcome(row["kind"], row["text"], json.loads(row["id"]), tally))
+            recall_precision = json.loads(row["citations"])
+            cites = None if recall_precision is None else tuple(recall_precision)
+            outcome = Outcome(row["kind"], row["text"], json.loads(row["id"]), tally, cites)
+            writer.write(number, outcome)
             if number % batch_size == 0:
                 writer.progress.advance(batch_size)
     except KeyboardInterrupt:

@@ -24,6 +24,7 @@ CLAIM_CLASSES = ("unsupported", "contradicted", "fragile", "joint", "robust")
 MAX_GROUPS = 20  # a metadata field with more distinct values is an id, not a breakdown
 MAX_RANK = 20  # chunks past this retrieval rank share one bucket
 TOP = 5  # requests listed as slowest / most fragile
+CITATION_SCALE = 10**9  # per-answer citation scores as integers in units of 1e-9 (exact sums)
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,18 @@ class Rate:
     @property
     def value(self) -> float | None:
         return self.numerator / self.denominator if self.denominator else None
+
+
+@dataclass(frozen=True)
+class Mean:
+    """The mean of a per-request score over the ``requests`` that have one, with its
+    bootstrap interval (ALCE citation recall and precision average answers, not claims)."""
+
+    name: str
+    value: float | None
+    requests: int
+    low: float | None
+    high: float | None
 
 
 @dataclass(frozen=True)
@@ -96,6 +109,7 @@ class Report:
     seed: int
     resamples: int
     warnings: list[str] = field(default_factory=list)
+    citations: list[Mean] = field(default_factory=list)  # empty when no answer has markers
 
     def rate(self, name: str) -> Rate:
         return next(r for r in self.rates if r.name == name)
@@ -267,6 +281,7 @@ def summarize(
     a request with no supported claim keeps everything, so it saves nothing.
     """
     claim_metrics = {c: _Metric(c) for c in CLAIM_CLASSES}
+    citation_metrics = {n: _Metric(n) for n in ("citation recall", "citation precision")}
     chunk_metrics = {
         name: _Metric(name)
         for name in ("chunks unused", "chunks necessary", "tokens pruning saves")
@@ -281,6 +296,10 @@ def summarize(
         for name, metric in claim_metrics.items():
             hits = sum(c.classification == name for c in checkable)
             metric.add(r, hits, len(checkable))
+        citation_scores = (eng.citation_recall, eng.citation_precision)
+        for metric, score in zip(citation_metrics.values(), citation_scores, strict=True):
+            if score is not None:
+                metric.add(r, round(score * CITATION_SCALE), CITATION_SCALE)
         for claim in checkable:
             if claim.status == "supported":
                 need = len(claim.necessary)
@@ -317,7 +336,9 @@ def summarize(
         if len(groups) > MAX_GROUPS
     ]
     rank_order = sorted(by_rank, key=lambda b: int(b.split()[1].rstrip("+")))
+    cited = [m for m in citation_metrics.values() if m.rows]
     every = [
+        *cited,
         *claim_metrics.values(),
         *chunk_metrics.values(),
         *(by_rank[b] for b in rank_order),
@@ -351,7 +372,13 @@ def summarize(
         seed=seed,
         resamples=resamples,
         warnings=warnings,
+        citations=[_mean(m, intervals[m.name]) for m in cited],
     )
+
+
+def _mean(metric: _Metric, interval: tuple[float, float] | None) -> Mean:
+    rate = metric.rate(interval)
+    return Mean(rate.name, rate.value, len(metric.rows), rate.low, rate.high)
 
 
 def _groups(
@@ -390,7 +417,7 @@ def percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
-def interval(rate: Rate) -> str:
+def interval(rate: Rate | Mean) -> str:
     if rate.low is None or rate.high is None:
         return ""
     return f"[{100 * rate.low:.1f}, {100 * rate.high:.1f}]"
@@ -411,6 +438,10 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
 
 def _rate_row(rate: Rate) -> tuple[str, ...]:
     return (rate.name, f"{rate.numerator}/{rate.denominator}", percent(rate.value), interval(rate))
+
+
+def _mean_row(mean: Mean) -> tuple[str, ...]:
+    return (mean.name, str(mean.requests), percent(mean.value), interval(mean))
 
 
 def _group_row(group: Group) -> tuple[Any, ...]:
@@ -463,6 +494,9 @@ def render_table(report: Report) -> str:
         "",
         f"necessary chunks per supported claim: {dist}",
     ]
+    if report.citations:
+        header = ("citations (ALCE, mean per answer)", "answers", "value", "95% CI")
+        out += _table(header, map(_mean_row, report.citations))
     if report.by_rank:
         out += _table(
             ("unused by rank", "count", "value", "95% CI"), map(_rate_row, report.by_rank)

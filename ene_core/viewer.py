@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .graph import Claim, ContextNode, EvidenceNecessityGraph
-from .report import REQUEST_COLUMNS, Group, Rate, Report, RequestRow, interval, percent
+from .report import REQUEST_COLUMNS, Group, Mean, Rate, Report, RequestRow, interval, percent
 
 SOURCE_KEY = "ene_source"  # context metadata: the request id of the inner answer a chunk carries
 
@@ -72,6 +72,11 @@ th{color:var(--mute);font-weight:600}.plots{display:flex;gap:24px;flex-wrap:wrap
 .warnings{color:#8a6d00;font-size:13px}.link{font-weight:600}
 .verdicts{list-style:none;margin:8px 0 0;padding:0;font-size:13px}.verdicts li{margin:2px 0;
 cursor:pointer}.verdicts .st{font-weight:600}.verdicts li.hl{outline:1px solid #1d232b}
+.cites{margin-top:10px}.cites td{vertical-align:top}
+.cite{font-size:12px;border-radius:3px;padding:0 4px;margin-right:3px;background:#e3f3e4}
+.cite.unneeded{background:#fff0dc;color:#8a4b00;text-decoration:line-through}
+.cite.missing{background:#fde2e1;color:#a01818;font-weight:600}
+.cite.cited{background:#eef1f5}
 """
 
 JS = r"""
@@ -354,6 +359,56 @@ def _verdicts(eng: EvidenceNecessityGraph) -> str:
     return f'<ol class="verdicts">{"".join(rows)}</ol>' if rows else ""
 
 
+def _marker(m: int, state: str, title: str) -> str:
+    return f'<span class="cite {state}" title="{esc(title)}">[{m}]</span>'
+
+
+def _citations(eng: EvidenceNecessityGraph) -> str:
+    """Per claim: the markers it cites (padding struck through) next to the chunks it needs
+    (needed but uncited ones flagged); nothing for an answer without markers."""
+    base = eng.citation_base
+    if eng.citation_recall is None or base is None:
+        return ""
+    rows = []
+    for claim in eng.claims:
+        if claim.citation_supported is None:
+            continue
+        unneeded, missing = set(claim.citations_unneeded), set(claim.citations_missing)
+        cites = "".join(
+            _marker(m, "unneeded", "not needed: padding, wrong or no such chunk")
+            if m in unneeded
+            else _marker(m, "precise", "precise")
+            for m in claim.cited
+        )
+        needs = "".join(
+            _marker(i + base, "missing", "needed but not cited")
+            if i + base in missing
+            else _marker(i + base, "cited", "needed and cited")
+            for i in claim.necessary
+        )
+        verdict = (
+            '<span class="badge supported">support it</span>'
+            if claim.citation_supported
+            else '<span class="badge unsupported">do not support it</span>'
+            if claim.cited
+            else '<span class="mute">no citation</span>'
+        )
+        rows.append(
+            f'<tr data-key="{_ckey(claim.index)}" data-links="{_claim_links(claim)}">'
+            f"<td>{claim.index + 1}</td><td>{cites or '-'}</td><td>{verdict}</td>"
+            f"<td>{needs or '-'}</td></tr>"
+        )
+    first = "[1] is chunk #1" if base == 1 else "[0] is chunk #1"
+    return (
+        '<div class="cites"><h3>Citations</h3><table><tr><th>claim</th><th>cites</th>'
+        "<th>cited set</th><th>needs</th></tr>"
+        + "".join(rows)
+        + f'</table><div class="legend">markers as written ({esc(first)}); '
+        '<span class="cite unneeded">[n]</span> not needed · '
+        '<span class="cite missing">[n]</span> needed, not cited</div></div>'
+    )
+
+
 def _chips(eng: EvidenceNecessityGraph) -> str:
     c = eng.counts
     chips = [
@@ -362,6 +417,11 @@ def _chips(eng: EvidenceNecessityGraph) -> str:
         (c.unsupported, "unsupported", "unsupported"),
     ]
     out = [f'<span class="badge {cls}">{n} {label}</span>' for n, label, cls in chips if n]
+    if eng.citation_recall is not None and eng.citation_precision is not None:
+        out.append(
+            f'<span class="mute">citation recall {esc(percent(eng.citation_recall))} · '
+            f"precision {esc(percent(eng.citation_precision))} ·</span>"
+        )
     out.append(
         f'<span class="mute">{c.fragile} fragile · {c.joint} joint · {c.robust} robust · '
         f"{c.contexts_used}/{c.contexts} chunks used · {c.tokens_saved} tokens unused · "
@@ -405,7 +465,7 @@ def render_eng(
         '<span class="claim st-unsupported">unsupported</span> '
         "· hover or click a claim or chunk to see what it needs (dashed: contradicts)</div>"
         f'<div class="legend">verifier <code>{esc(eng.verifier.model)}</code>, '
-        f"threshold {eng.verifier.threshold:g}</div></div>"
+        f"threshold {eng.verifier.threshold:g}</div>{_citations(eng)}</div>"
         f'<div class="graph"><h3>Necessity</h3>{necessity_svg(eng)}</div>'
         '<div class="chunkcol"><h3>Chunks</h3><ol class="chunks">'
         + "".join(_chunk(c, against.get(c.index, []), anchors) for c in eng.contexts)
@@ -414,7 +474,7 @@ def render_eng(
 
 
 # -- the aggregate report -----------------------------------------------------------------------
-def rate_bar(rate: Rate, width: int = 180) -> str:
+def rate_bar(rate: Rate | Mean, width: int = 180) -> str:
     """A 0-100% bar to ``rate.value`` with the confidence interval as a whisker."""
     h = 14
     if rate.value is None:
@@ -499,6 +559,22 @@ def _rate_rows(rates: Sequence[Rate]) -> str:
     )
 
 
+def _citation_rows(means: Sequence[Mean]) -> str:
+    """ALCE citation recall / precision: means over the answers with markers."""
+    if not means:
+        return ""
+    return (
+        '<h3 style="margin-top:12px">citations (ALCE, mean per answer)</h3><table>'
+        "<tr><th>score</th><th>answers</th><th>value</th><th>95% CI</th><th></th></tr>"
+        + "".join(
+            f"<tr><td>{esc(m.name)}</td><td>{m.requests}</td><td>{esc(percent(m.value))}</td>"
+            f"<td>{esc(interval(m))}</td><td>{rate_bar(m)}</td></tr>"
+            for m in means
+        )
+        + "</table>"
+    )
+
+
 def _group_rows(groups: Sequence[Group]) -> str:
     return "".join(
         f"<tr><td><code>{esc(g.value)}</code>"
@@ -550,7 +626,9 @@ def render_report(report: Report, anchors: set[int] | None = None) -> str:
         '<div class="plots"><div><table>'
         + head.format("rate")
         + _rate_rows(report.rates)
-        + "</table></div>"
+        + "</table>"
+        + _citation_rows(report.citations)
+        + "</div>"
         + "".join(plots)
         + "</div>"
     ]

@@ -329,6 +329,9 @@ class NecessitySpanRecorder:
                     "ene.compute_ms": float(s.request_ms),
                 }
             )
+            if eng.citation_recall is not None and eng.citation_precision is not None:
+                out["ene.citation.recall"] = float(eng.citation_recall)
+                out["ene.citation.precision"] = float(eng.citation_precision)
         for i, evaluation in enumerate(evaluations):
             for field, value in evaluation.items():
                 if value is not None:
@@ -369,6 +372,7 @@ class NecessitySpanRecorder:
             if not claim.checkable:
                 continue
             ids = [eng.contexts[j].id for j in claim.necessary]
+            against = [eng.contexts[j].id for j in claim.contradicted_by]
             event: dict[str, Primitive | list[Any]] = {
                 "ene.claim.index": claim.index,
                 "ene.claim.status": claim.status or "unchecked",
@@ -384,6 +388,21 @@ class NecessitySpanRecorder:
                 event["ene.claim.text"] = truncate(claim.text, cut)
             else:
                 event["ene.claim.sha256"] = short_hash(claim.text)
+            # added later: after the fields above, so an attribute cap drops these first
+            if against:
+                event["ene.claim.contradicted_by_context_ids"] = [
+                    truncate(x, cut) for x in against[: self.max_list_items]
+                ]
+            if claim.citation_supported is not None:  # markers as written in the answer
+                cap = self.max_list_items
+                event["ene.claim.citation_supported"] = claim.citation_supported
+                event["ene.claim.cited"] = [int(m) for m in claim.cited[:cap]]
+                event["ene.claim.citations_unneeded"] = [
+                    int(m) for m in claim.citations_unneeded[:cap]
+                ]
+                event["ene.claim.citations_missing"] = [
+                    int(m) for m in claim.citations_missing[:cap]
+                ]
             yield event
 
 
@@ -419,6 +438,33 @@ def answer_evaluations(eng: Any) -> list[dict[str, Any]]:
         if fragile:
             note += ": " + _claims(fragile)
         out.append(_evaluation("ene.fragility", len(fragile) / c.supported, label, note))
+    out.extend(_citation_evaluations(eng))
+    return out
+
+
+def _citation_evaluations(eng: Any) -> list[dict[str, Any]]:
+    """ALCE citation recall and precision, for an answer with ``[n]`` markers."""
+    recall, precision = eng.citation_recall, eng.citation_precision
+    if recall is None or precision is None:
+        return []
+    checkable = [x for x in eng.claims if x.checkable]
+    off = [x.index for x in checkable if not x.citation_supported]
+    note = f"{len(checkable) - len(off)} of {len(checkable)} claims supported by their citations"
+    if off:
+        note += "; not: " + _claims(off)
+    missing = [x.index for x in checkable if x.citations_missing]
+    if missing:
+        note += "; uncited needed chunks: " + _claims(missing)
+    label = "supported" if not off else "unsupported"
+    out = [_evaluation("ene.citation_recall", recall, label, note)]
+    total = sum(len(x.cited) for x in checkable)
+    padding = [(x.index, m) for x in checkable for m in x.citations_unneeded]
+    note = f"{total - len(padding)} of {total} citations precise"
+    if padding:
+        shown = ", ".join(f"[{m}] of claim {k + 1}" for k, m in padding[:20])
+        note += "; not needed: " + shown + (" …" if len(padding) > 20 else "")
+    label = "no_citations" if not total else "imprecise" if padding else "precise"
+    out.append(_evaluation("ene.citation_precision", precision, label, note))
     return out
 
 

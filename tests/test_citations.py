@@ -76,7 +76,7 @@ def test_markers_claim_by_claim() -> None:
     assert eng.citation_recall == pytest.approx(2 / 5)
     assert eng.citation_precision == pytest.approx(3 / 6)
     assert eng.warnings == [
-        "citation [9] names no chunk (claim 2): there are 4 chunks and [1] is the first; "
+        "citation [9] names no chunk: there are 4 chunks and [1] is the first; "
         "it counts as not supporting"
     ]
 

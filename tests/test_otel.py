@@ -984,3 +984,48 @@ def test_check_endpoint_accepts_a_listening_server_and_names_what_is_wrong() -> 
     assert "Connection refused" in (check_endpoint(f"http://127.0.0.1:{port}/v1/traces") or "")
     assert check_endpoint("ftp://example.org/x") == "not an http:// or https:// URL"
     assert check_endpoint("http://127.0.0.1:99999/x").startswith("not a URL")
+
+
+# -- citations and contradictions -----------------------------------------------------------------
+def test_citation_scores_and_claim_flags(
+    keyword_engine: NecessityEngine, provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    answer = (
+        "Paris is the capital of France [1, 2]. Bananas are a yellow fruit [3]. "
+        "The Eiffel Tower stands in Paris. The tower is 500 metres tall [4]."
+    )
+    contexts = [*CONTEXTS[:3], {"id": "height", "text": "The tower is 330 metres tall."}]
+    dispatcher = NecessityDispatcher(keyword_engine, mode="inline")
+    result = dispatcher.dispatch("req-c", answer, contexts, None)
+    assert result is not None and result.eng is not None
+    NecessitySpanRecorder(provider)(result)
+    span = only_span(exporter)
+    a = span.attributes
+    # recall: claim 0 only ([2] is padding); claim 1 cites the tower, claim 2 nothing, claim 3
+    # is contradicted by its own citation. Precision: [1] of [1], [2], [3], [4].
+    assert a["ene.citation.recall"] == pytest.approx(1 / 4)
+    assert a["ene.citation.precision"] == pytest.approx(1 / 4)
+    names = [e.attributes["gen_ai.evaluation.name"] for e in span.events if e.name == GENAI_EVENT]
+    assert names[-2:] == ["ene.citation_recall", "ene.citation_precision"]
+    i = names.index("ene.citation_precision")
+    assert a[f"evaluations.{i}.evaluation.label"] == "imprecise"
+    assert "[2] of claim 1" in a[f"evaluations.{i}.evaluation.explanation"]
+    claims = [e.attributes for e in span.events if e.name == CLAIM_EVENT]
+    assert claims[0]["ene.claim.citation_supported"] is True
+    assert tuple(claims[0]["ene.claim.cited"]) == (1, 2)
+    assert tuple(claims[0]["ene.claim.citations_unneeded"]) == (2,)
+    assert claims[1]["ene.claim.citation_supported"] is False
+    assert tuple(claims[1]["ene.claim.citations_missing"]) == (2,)
+    assert claims[2]["ene.claim.citation_supported"] is False  # uncited
+    assert claims[3]["ene.claim.status"] == "contradicted"
+    assert tuple(claims[3]["ene.claim.contradicted_by_context_ids"]) == ("height",)
+    assert "ene.claim.contradicted_by_context_ids" not in claims[0]
+
+
+def test_no_citation_attributes_without_markers(
+    keyword_engine: NecessityEngine, provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    NecessitySpanRecorder(provider)(evaluate(keyword_engine))
+    span = only_span(exporter)
+    assert not [k for k in span.attributes if "citation" in k]
+    assert not [k for e in span.events for k in e.attributes if "citation" in k]
