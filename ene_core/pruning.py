@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar
+from typing import Generic, Literal, TypeVar, get_args
 
 from .errors import InvalidInputError
 from .graph import EvidenceNecessityGraph
 
 T = TypeVar("T")
-KeepPolicy = Literal["minimal", "necessary"]
+KeepPolicy = Literal["minimal", "necessary", "cited"]
+KEEP_POLICIES: tuple[str, ...] = get_args(KeepPolicy)
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,10 @@ def prune(
     """Split ``items`` (aligned with ``eng.contexts``) into kept and dropped.
 
     ``keep="minimal"`` keeps the minimal sufficient set (every supported claim stays
-    supported); ``keep="necessary"`` keeps only contexts some claim needs on its own.
+    supported); ``keep="necessary"`` keeps only contexts some claim needs on its own;
+    ``keep="cited"`` keeps the answer's source list minus its padding: the chunks a claim cites
+    where the citation is precise or the claim needs the chunk (an answer without citations,
+    or with none needed, keeps everything).
     """
     everything = list(range(len(items)))
     if eng is None:
@@ -49,8 +53,20 @@ def prune(
         chosen = set(eng.minimal_sufficient_set)
     elif keep == "necessary":
         chosen = {i for c in eng.claims for i in c.necessary}
+    elif keep == "cited":
+        if eng.citation_recall is None or eng.citation_base is None:
+            return PruneResult(
+                list(items), [], everything, [], 0, "the answer cites nothing: nothing pruned"
+            )
+        chosen = needed_citations(eng)
+        if not chosen:
+            return PruneResult(
+                list(items), [], everything, [], 0, "no citation is needed: nothing pruned"
+            )
     else:
-        raise InvalidInputError(f"keep must be 'minimal' or 'necessary', got {keep!r}")
+        raise InvalidInputError(
+            f"keep must be one of {', '.join(map(repr, KEEP_POLICIES))}, got {keep!r}"
+        )
     kept = [i for i in everything if i in chosen]
     dropped = [i for i in everything if i not in chosen]
     return PruneResult(
@@ -61,3 +77,19 @@ def prune(
         sum(eng.contexts[i].tokens for i in dropped),
         f"kept the {keep} set",
     )
+
+
+def needed_citations(eng: EvidenceNecessityGraph) -> set[int]:
+    """Indices of the chunks some checkable claim cites with a needed citation: a precise one
+    (ALCE), or one naming a chunk the claim needs."""
+    base = eng.citation_base or 0
+    out = set()
+    for claim in eng.claims:
+        if not claim.checkable:
+            continue
+        padding = set(claim.citations_unneeded)
+        for marker in claim.cited:
+            i = marker - base
+            if 0 <= i < len(eng.contexts) and (marker not in padding or i in claim.necessary):
+                out.add(i)
+    return out

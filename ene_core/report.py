@@ -495,8 +495,8 @@ def render_table(report: Report) -> str:
         f"necessary chunks per supported claim: {dist}",
     ]
     if report.citations:
-        header = ("citations (ALCE, mean per answer)", "answers", "value", "95% CI")
-        out += _table(header, map(_mean_row, report.citations))
+        cites = ("citations (ALCE, mean per answer)", "answers", "value", "95% CI")
+        out += _table(cites, map(_mean_row, report.citations))
     if report.by_rank:
         out += _table(
             ("unused by rank", "count", "value", "95% CI"), map(_rate_row, report.by_rank)

@@ -47,7 +47,7 @@ from ene_core import (
     default_engine,
     prune,
 )
-from ene_core.pruning import KeepPolicy
+from ene_core.pruning import KEEP_POLICIES, KeepPolicy
 from ene_core.results import ExpiringDict, Mode
 from ene_core.runs import Message, RunDecision, RunRecorder, dispatch_decision, normalise
 
@@ -678,7 +678,8 @@ class NecessityPruner(Runnable[Mapping[str, Any], dict[str, Any]]):
     *Sources mode* (the input has ``answer_key``): a mapping with the answer, the documents
     (``context_key``) and, optionally, the question. Output: the same mapping with the documents
     reduced to the ENG's minimal sufficient set (``keep="necessary"``: only those some claim
-    needs alone), plus ``evidence`` (the ENG) and ``tokens_before``/``tokens_after``::
+    needs alone; ``keep="cited"``: the answer's ``[n]`` sources minus padding citations), plus
+    ``evidence`` (the ENG) and ``tokens_before``/``tokens_after``::
 
         RunnableParallel({"context": retriever, "question": RunnablePassthrough()})
             .assign(answer=rag_chain).pipe(NecessityPruner())
@@ -714,8 +715,8 @@ class NecessityPruner(Runnable[Mapping[str, Any], dict[str, Any]]):
         self.question_key = question_key
         self.evidence_key = evidence_key
         self.messages_key = messages_key
-        if keep not in ("minimal", "necessary"):
-            raise ValueError(f"keep must be 'minimal' or 'necessary', got {keep!r}")
+        if keep not in KEEP_POLICIES:
+            raise ValueError(f"keep must be one of {KEEP_POLICIES}, got {keep!r}")
         self.keep = keep
         self.timeout_s = timeout_s
         self._logged: set[str] = set()

@@ -15,10 +15,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ene_core import EvidenceNecessityGraph, InvalidInputError, NecessityEngine
+from ene_core import EvidenceNecessityGraph, InvalidInputError, NecessityEngine, prune
 from ene_core.claims import split_claims
+from ene_core.cli import main
 from ene_core.graph import SCHEMA_VERSION
+from ene_core.report import summarize
 from ene_core.testing import KeywordOracle
+from ene_core.viewer import render_eng, render_html
 
 FIXTURE_1_1 = Path(__file__).parent / "data" / "eng_1_1.json"
 
@@ -89,7 +92,9 @@ def test_zero_based_markers_give_the_same_verdicts() -> None:
     ]
     assert rows(eng) == expected
     assert (eng.citation_recall, eng.citation_precision) == pytest.approx((0.4, 0.5))
-    assert "citation [8] names no chunk" in eng.warnings[0] and "[0] is the first" in eng.warnings[0]
+    assert (
+        "citation [8] names no chunk" in eng.warnings[0] and "[0] is the first" in eng.warnings[0]
+    )
 
 
 def test_zero_based_marker_names_the_first_chunk() -> None:
@@ -219,6 +224,142 @@ def test_stored_1_1_eng_still_loads() -> None:
     assert eng.claims[0].cited == [1] and eng.claims[0].citation_supported is None
     assert eng.claims[0].citations_unneeded == [] == eng.claims[0].citations_missing
     assert EvidenceNecessityGraph.from_json(eng.to_json()) == eng
+
+
+# -- pruning ----------------------------------------------------------------------------------
+def test_prune_cited_keeps_needed_citations_only() -> None:
+    eng = engine().evaluate(ANSWER, CHUNKS)
+    result = prune(CHUNKS, eng, keep="cited")
+    # [4] (claim 1) and [3][2] (claim 4) are needed; [1] is padding, [3] of claim 3 is wrong,
+    # and chunk 1 ([1]), needed by the uncited claim 0, is not a source of the answer
+    assert result.kept_indices == [1, 2, 3] and result.dropped_indices == [0]
+    assert result.reason == "kept the cited set"
+    assert prune(CHUNKS, eng).kept_indices == [0, 1, 2, 3]  # the minimal set needs them all
+
+
+def test_prune_cited_keeps_a_needed_chunk_behind_an_imprecise_citation() -> None:
+    # The cited set ([2]) does not entail the claim, so ALCE calls [2] imprecise; the claim
+    # still needs chunk [2] (with [3]), so pruning keeps it.
+    eng = engine().evaluate("The Kestrel drone weighs 895 grams [2].", CHUNKS)
+    assert rows(eng) == [([2], False, [2], [3])]
+    assert prune(CHUNKS, eng, keep="cited").kept_indices == [1]
+
+
+def test_prune_cited_is_fail_safe() -> None:
+    plain = engine().evaluate("Bananas are yellow.", CHUNKS)
+    assert prune(CHUNKS, plain, keep="cited").kept == CHUNKS
+    assert "cites nothing" in prune(CHUNKS, plain, keep="cited").reason
+    padding = engine().evaluate("Bananas are yellow [2].", CHUNKS)
+    result = prune(CHUNKS, padding, keep="cited")
+    assert result.kept == CHUNKS and "no citation is needed" in result.reason
+    zero = engine(citation_base=0).evaluate("Bananas are yellow [3].", CHUNKS)
+    assert prune(CHUNKS, zero, keep="cited").kept_indices == [3]
+    with pytest.raises(InvalidInputError, match="'cited'"):
+        prune(CHUNKS, zero, keep="all")  # type: ignore[arg-type]
+
+
+def test_langchain_pruner_drops_padding_sources() -> None:
+    pytest.importorskip("langchain_core")
+    from langchain_core.documents import Document
+
+    from ene_integrations.langchain import NecessityPruner
+
+    docs = [Document(page_content=t) for t in CHUNKS]
+    e = engine()
+    try:
+        out = NecessityPruner(e, keep="cited").invoke({"answer": ANSWER, "context": docs})
+    finally:
+        e.close()
+    assert out["context"] == docs[1:]
+    assert out["evidence"].citation_precision == pytest.approx(0.5)
+
+
+# -- where the ENG shows ----------------------------------------------------------------------
+def evaluate_cli(*extra: str) -> list[str]:
+    argv = ["evaluate", "--oracle", "keyword", *extra]
+    for chunk in CHUNKS:
+        argv += ["--context", chunk]
+    return argv
+
+
+def test_cli_evaluate_shows_cited_against_needed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*evaluate_cli(), "--answer", ANSWER]) == 0
+    out = capsys.readouterr().out
+    assert "  [1] uncited; missing [1]\n" in out
+    assert "  [2] cites [4][1]: supported; unneeded [1]\n" in out
+    assert "  [3] cites [9]: NOT supported; unneeded [9]\n" in out
+    assert "  [4] cites [3]: NOT supported; unneeded [3]; missing [2]\n" in out
+    assert "  [5] cites [3][2]: supported\n" in out
+    assert "citation recall 0.40, precision 0.50," in out
+    assert main([*evaluate_cli("--citation-base", "0"), "--answer", shift(ANSWER, -1)]) == 0
+    assert "  [2] cites [3][0]: supported; unneeded [0]\n" in capsys.readouterr().out
+
+
+def test_cli_without_markers_shows_no_citations(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*evaluate_cli(), "--answer", "Bananas are yellow."]) == 0
+    assert "citation" not in capsys.readouterr().out
+
+
+def test_cli_eval_summary_and_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "in.jsonl"
+    requests = [
+        {"answer": ANSWER, "contexts": CHUNKS},
+        {"answer": "The Kestrel drone is light [2].", "contexts": CHUNKS},
+        {"answer": "Bananas are yellow.", "contexts": CHUNKS},
+    ]
+    src.write_text("".join(json.dumps(r) + "\n" for r in requests))
+    out = tmp_path / "out.jsonl"
+    assert main(["eval", str(src), "-o", str(out), "--oracle", "keyword"]) == 0
+    err = capsys.readouterr().err
+    # means over the two answers with markers: recall (0.4 + 1) / 2, precision (0.5 + 1) / 2
+    assert "citations (2 answers): recall 0.700, precision 0.750" in err
+    assert main(["report", str(out)]) == 0
+    table = capsys.readouterr().out
+    assert re.search(r"citation recall\s+2\s+70\.0%\s+\[", table)
+    assert re.search(r"citation precision\s+2\s+75\.0%\s+\[", table)
+
+
+def test_report_means_per_answer_with_intervals() -> None:
+    e = engine()
+    engs = e.evaluate_many(
+        [
+            {"answer": ANSWER, "contexts": CHUNKS},
+            {"answer": "The Kestrel drone is light [2].", "contexts": CHUNKS},
+            {"answer": "Bananas are yellow.", "contexts": CHUNKS},
+        ]
+    )
+    report = summarize(engs, seed=3)
+    recall, precision = report.citations
+    assert (recall.name, recall.requests, precision.requests) == ("citation recall", 2, 2)
+    assert recall.value == pytest.approx(0.7) and precision.value == pytest.approx(0.75)
+    assert recall.low is not None and recall.high is not None
+    assert 0.4 <= recall.low <= recall.value <= recall.high <= 1.0
+    assert report.to_dict()["citations"][0]["value"] == pytest.approx(0.7)
+    # the citation means leave every other interval as it was
+    unmarked = [
+        x.model_copy(update={"citation_recall": None, "citation_precision": None}) for x in engs
+    ]
+    plain = summarize(unmarked, seed=3)
+    assert plain.citations == [] and plain.rates == report.rates
+    assert "citations (ALCE" not in plain.to_table() and "citations (ALCE" in report.to_table()
+
+
+def test_viewer_shows_cited_against_needed() -> None:
+    eng = engine().evaluate(ANSWER, CHUNKS)
+    html = render_eng(eng)
+    assert "<h3>Citations</h3>" in html
+    assert "citation recall 40.0% · precision 50.0%" in html
+    row = re.search(r'<tr data-key="c2".*?</tr>', html)
+    assert row is not None
+    assert 'class="cite unneeded" title="not needed: padding, wrong or no such chunk">[1]' in row[0]
+    assert 'class="cite precise" title="precise">[4]' in row[0]
+    row = re.search(r'<tr data-key="c4".*?</tr>', html)
+    assert row is not None and 'class="cite missing" title="needed but not cited">[2]' in row[0]
+    assert "do not support it" in row[0]
+    page = render_html([eng], report=summarize([eng]))
+    assert "citations (ALCE, mean per answer)" in page
+    plain = engine().evaluate("Bananas are yellow.", CHUNKS)
+    assert "Citations" not in render_eng(plain) and "citation recall" not in render_eng(plain)
 
 
 # -- properties -------------------------------------------------------------------------------
