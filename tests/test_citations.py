@@ -16,14 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ene_core import EvidenceNecessityGraph, InvalidInputError, NecessityEngine, prune
-from ene_core.claims import split_claims
 from ene_core.cli import main
 from ene_core.graph import SCHEMA_VERSION
 from ene_core.report import summarize
 from ene_core.testing import KeywordOracle
 from ene_core.viewer import render_eng, render_html
-
-FIXTURE_1_1 = Path(__file__).parent / "data" / "eng_1_1.json"
 
 CHUNKS = [
     "Kestrel Labs was founded by Ingrid Dahl.",  # [1]
@@ -107,14 +104,16 @@ def test_zero_based_marker_names_the_first_chunk() -> None:
     assert "citation [0] names no chunk" in eng.warnings[0]
 
 
-def test_marker_pair_before_the_full_stop_is_one_claims_citations() -> None:
-    # ``[3][2].`` in the middle of an answer is issue 15's claim-splitting bug; here the pair
-    # ends the answer, and the split is checked on its own.
-    segments = split_claims("Kestrel Labs was founded by Ingrid Dahl. It weighs 895 grams [3][2].")
-    assert [(s.text, s.cited) for s in segments] == [
-        ("Kestrel Labs was founded by Ingrid Dahl.", ()),
-        ("It weighs 895 grams.", (3, 2)),
+def test_marker_pair_before_a_full_stop_mid_answer() -> None:
+    # ``[3][2].`` followed by another sentence: two claims, the pair on the first
+    answer = "The Kestrel drone weighs 895 grams [3][2]. Kestrel Labs was founded by Ingrid Dahl."
+    eng = engine().evaluate(answer, CHUNKS)
+    assert [c.text for c in eng.claims] == [
+        "The Kestrel drone weighs 895 grams.",
+        "Kestrel Labs was founded by Ingrid Dahl.",
     ]
+    assert rows(eng) == [([3, 2], True, [], []), ([], False, [], [1])]
+    assert (eng.citation_recall, eng.citation_precision) == (0.5, 1.0)
 
 
 def test_a_cited_chunk_that_only_helps_together_is_precise() -> None:
@@ -215,11 +214,12 @@ def test_new_engs_are_1_3_and_round_trip() -> None:
     assert schema["$id"].endswith("eng-1.3.json")
 
 
-def test_stored_1_1_eng_still_loads() -> None:
-    text = FIXTURE_1_1.read_text()
+@pytest.mark.parametrize("version", ["1.1", "1.2"])
+def test_stored_engs_before_citations_still_load(version: str) -> None:
+    text = (Path(__file__).parent / "data" / f"eng_{version.replace('.', '_')}.json").read_text()
     assert '"citation_recall"' not in text and '"contradicted_by"' in text
     eng = EvidenceNecessityGraph.from_json(text)
-    assert eng.schema_version == "1.1"
+    assert eng.schema_version == version
     assert eng.citation_recall is None and eng.citation_precision is None
     assert eng.claims[0].cited == [1] and eng.claims[0].citation_supported is None
     assert eng.claims[0].citations_unneeded == [] == eng.claims[0].citations_missing
