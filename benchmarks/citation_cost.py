@@ -24,7 +24,6 @@ import argparse
 import gc
 import json
 import os
-import platform
 import random
 import re
 import statistics
@@ -32,6 +31,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from engine_throughput import cpu_name  # benchmarks/ is on sys.path when run as a script
 
 from ene_core import EvidenceNecessityGraph, NecessityEngine, SupportOracle
 from ene_core.testing import KeywordOracle
@@ -185,16 +186,6 @@ def table(results: list[dict[str, Any]]) -> str:
             f"| {share('padding')} / {share('wrong')} / {share('gold')} |"
         )
     return "\n".join(lines)
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return f"{line.split(':', 1)[1].strip()} ({os.cpu_count()} cores)"
-    except OSError:
-        pass
-    return f"{platform.processor() or platform.machine()} ({os.cpu_count()} cores)"
 
 
 def main() -> None:
