@@ -88,6 +88,9 @@ class Claim(_Model):
         return self.kind == "claim"
 
 
+SOURCE_KEY = "ene_source"  # context metadata: the request id of the inner answer a chunk carries
+
+
 class ContextNode(_Model):
     index: int
     id: str

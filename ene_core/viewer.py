@@ -14,10 +14,8 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .graph import Claim, ContextNode, EvidenceNecessityGraph
+from .graph import SOURCE_KEY, Claim, ContextNode, EvidenceNecessityGraph
 from .report import REQUEST_COLUMNS, Group, Mean, Rate, Report, RequestRow, interval, percent
-
-SOURCE_KEY = "ene_source"  # context metadata: the request id of the inner answer a chunk carries
 
 COLORS = {
     "supported": "#2e7d32",

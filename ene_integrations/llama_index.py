@@ -112,6 +112,7 @@ from ene_core import (
     prune,
 )
 from ene_core.contexts import stable_id
+from ene_core.graph import SOURCE_KEY
 from ene_core.pruning import KeepPolicy
 from ene_core.results import Mode
 from ene_core.runs import normalise
@@ -286,7 +287,7 @@ class NecessityHandler:
         eng = done.eng if done is not None else None
         out: dict[str, NecessityResult] = {}
         for context in eng.contexts if eng is not None else []:
-            source = context.metadata.get("ene_source")
+            source = context.metadata.get(SOURCE_KEY)
             inner = self.dispatcher.results.get(source) if isinstance(source, str) else None
             if inner is not None:
                 out[context.id] = inner
@@ -388,7 +389,7 @@ class NecessityHandler:
             return
         context = _tool_context(result, len(unit.contexts))
         with contextlib.suppress(KeyError):  # a query engine tool: its answer has its own ENG
-            context["metadata"]["ene_source"] = self.request_id(result.tool_output.raw_output)
+            context["metadata"][SOURCE_KEY] = self.request_id(result.tool_output.raw_output)
         unit.contexts.append(context)
         unit.recorder.documents([context], origin=result.tool_name)
 
@@ -450,7 +451,7 @@ class NecessityHandler:
         decision = recorder.decide(answer)
         if unit.recorder is not None and decision.ok:
             metadata["tools"] = ",".join(sorted({c["metadata"]["tool"] for c in decision.contexts}))
-        sources = [c.get("metadata", {}).get("ene_source") for c in decision.contexts]
+        sources = [c.get("metadata", {}).get(SOURCE_KEY) for c in decision.contexts]
         if any(sources):
             metadata["linked_request_ids"] = ",".join(s for s in sources if s)
         if answer.strip():
@@ -467,11 +468,11 @@ class NecessityHandler:
         out = []
         for context in unit.contexts:
             meta = context.get("metadata") or {}
-            if "ene_source" not in meta:
+            if SOURCE_KEY not in meta:
                 text = f" {normalise(context['text'])} "
                 found = [r for a, r in inner.items() if f" {a} " in text]
                 if found:
-                    context = {**context, "metadata": {**meta, "ene_source": found[-1]}}
+                    context = {**context, "metadata": {**meta, SOURCE_KEY: found[-1]}}
             out.append(context)
         return out
 

@@ -22,6 +22,8 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
+from ene_core.graph import SOURCE_KEY
+
 from ._attributes import short_hash, truncate
 
 logger = logging.getLogger("ene.otel")
@@ -353,6 +355,9 @@ class NecessitySpanRecorder:
                 out["ene.answer.sha256"] = short_hash(eng.answer)
             put_list("ene.contexts.ids", [x.id for x in eng.contexts])
             put_list("ene.contexts.sha256", [short_hash(x.text) for x in eng.contexts])
+            sources = [str(x.metadata.get(SOURCE_KEY) or "") for x in eng.contexts]
+            if any(sources):  # a chunk carrying an inner answer: that request's ene.request_id
+                put_list("ene.contexts.sources", sources)
         meta = result.metadata if isinstance(result.metadata, Mapping) else {}
         for key, value in meta.items():
             if not isinstance(key, str) or key == "documents":

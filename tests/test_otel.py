@@ -1029,3 +1029,25 @@ def test_no_citation_attributes_without_markers(
     span = only_span(exporter)
     assert not [k for k in span.attributes if "citation" in k]
     assert not [k for e in span.events for k in e.attributes if "citation" in k]
+
+
+def test_chunks_carrying_an_inner_answer_name_its_request(
+    keyword_engine: NecessityEngine, provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    contexts = [
+        {
+            "id": "tool-1",
+            "text": "Paris is the capital of France.",
+            "metadata": {"ene_source": "q-7"},
+        },
+        {"id": "doc-2", "text": "Bananas are yellow."},
+    ]
+    out = NecessityDispatcher(keyword_engine, mode="inline").dispatch(
+        "agent-1", "Paris is the capital of France.", contexts, "Where?"
+    )
+    assert out is not None and out.ok
+    NecessitySpanRecorder(provider)(out)
+    assert only_span(exporter).attributes["ene.contexts.sources"] == ("q-7", "")
+    exporter.clear()
+    NecessitySpanRecorder(provider)(evaluate(keyword_engine))  # no inner answers: no attribute
+    assert "ene.contexts.sources" not in only_span(exporter).attributes
