@@ -36,6 +36,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ene_core import NecessityEngine, Scores
 from ene_integrations import llama_index as eli
+from ene_integrations.llama_index.handler import _EventTap, _OpenSpans, _Span, _SpanTap
 
 DOCS = [
     "Paris is the capital of France.",
@@ -238,9 +239,9 @@ def test_state_is_capped(index, keyword_engine) -> None:
     engine = index.as_query_engine(similarity_top_k=4, streaming=True)
     responses = [engine.query(TOPICS[0]) for _ in range(5)]  # never consumed
     assert len(handler._by_object) == 2 and len(responses) == 5
-    spans = eli._OpenSpans(3)
+    spans = _OpenSpans(3)
     for i in range(5):
-        spans.enter(f"s{i}", eli._Span(None, False))
+        spans.enter(f"s{i}", _Span(None, False))
     assert len(spans) == 3 and spans.get("s0") is None and spans.get("s4") is not None
 
 
@@ -338,8 +339,8 @@ def test_instrument_twice_gives_one_result_per_query(index, keyword_engine) -> N
     first = eli.instrument(engine=keyword_engine, on_result=lambda rid, eng: seen.append(rid))
     assert eli.instrument() is first
     root = get_dispatcher()
-    assert sum(isinstance(h, eli._EventTap) for h in root.event_handlers) == 1
-    assert sum(isinstance(h, eli._SpanTap) for h in root.span_handlers) == 1
+    assert sum(isinstance(h, _EventTap) for h in root.event_handlers) == 1
+    assert sum(isinstance(h, _SpanTap) for h in root.span_handlers) == 1
     engine = index.as_query_engine(similarity_top_k=4)
     responses = [engine.query(q) for q in TOPICS[:3]]
     for r in responses:
@@ -347,7 +348,7 @@ def test_instrument_twice_gives_one_result_per_query(index, keyword_engine) -> N
     assert sorted(seen) == sorted(first.request_id(r) for r in responses)
     second = eli.NecessityHandler(engine=keyword_engine)
     assert eli.instrument(second) is second and eli.installed_handler() is second
-    assert sum(isinstance(h, eli._EventTap) for h in root.event_handlers) == 1
+    assert sum(isinstance(h, _EventTap) for h in root.event_handlers) == 1
     assert eli.uninstrument() is True and eli.uninstrument() is False
     assert "ene_request_id" not in (engine.query(TOPICS[0]).metadata or {})
 
@@ -381,7 +382,7 @@ def test_a_handler_bug_is_recorded_not_raised(index, handler, monkeypatch) -> No
     def broken(node: Any) -> dict[str, Any]:
         raise ValueError("cannot read this node")
 
-    monkeypatch.setattr(eli, "_context", broken)
+    monkeypatch.setattr("ene_integrations.llama_index.handler._context", broken)
     response = index.as_query_engine(similarity_top_k=4).query(TOPICS[0])
     assert str(response) == DOCS[0]
     result = handler.result(response, timeout=1)

@@ -730,7 +730,7 @@ def _llama_span_context(span_id: str | None) -> Any:
 
 def _current_span_context() -> Any:
     try:
-        from .otel import current_span_context
+        from ..otel import current_span_context
     except ImportError:
         return None
     return current_span_context()
@@ -738,7 +738,7 @@ def _current_span_context() -> Any:
 
 def _default_recorders() -> list[Callable[[NecessityResult], Any]]:
     try:
-        from .otel import default_recorders
+        from ..otel import default_recorders
     except ImportError:
         return []
     try:
