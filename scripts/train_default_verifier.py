@@ -67,6 +67,8 @@ class TrainConfig:
     threads: int = 2
     distill_alpha: float = 0.5  # weight of the teacher's soft labels (with --teacher)
     distill_temperature: float = 2.0
+    export_every: int = 0  # steps between intermediate exports (0 = once per epoch)
+    max_minutes: float = 0.0  # stop (and export) after this much training time (0 = no limit)
 
 
 # --------------------------------------------------------------------------- base model
@@ -279,6 +281,16 @@ def load_pairs(data_dir: Path, pairs_dir: Path | None, seed: int) -> DataSplits:
     )
 
 
+def load_mix(mix_dir: Path | None) -> tuple[list[Pair], list[Pair]]:
+    """Counterbalanced pairs (``v3_train`` / ``v3_dev``) that fill half of every batch."""
+    if mix_dir is None:
+        return [], []
+    return (
+        read_jsonl_gz(mix_dir / "v3_train.jsonl.gz"),
+        read_jsonl_gz(mix_dir / "v3_dev.jsonl.gz"),
+    )
+
+
 def load_extra(pairs_dir: Path | None) -> list[Pair]:
     """Extra generated pairs (``extra.jsonl.gz``), used only when distilling."""
     path = pairs_dir / "extra.jsonl.gz" if pairs_dir else None
@@ -305,6 +317,7 @@ def train(
     base: Path | None = None,
     teacher: Path | None = None,
     device: str = "cpu",
+    mix_dir: Path | None = None,
 ) -> dict[str, object]:
     t_start = time.time()
     random.seed(cfg.seed)
@@ -316,7 +329,12 @@ def train(
     train_pairs = splits.train
     if cfg.max_train_pairs:
         train_pairs = train_pairs[: cfg.max_train_pairs]
+    mix_train, mix_dev = load_mix(mix_dir)
+    splits.calib = splits.calib + mix_dev
+    n_recipe = len(train_pairs)
+    train_pairs = train_pairs + mix_train
     log.info("data ready in %.1fs\n%s", time.time() - t_start, splits.summary())
+    log.info("mixed in %d counterbalanced pairs (half of every batch)", len(mix_train))
 
     with tempfile.TemporaryDirectory() as tmp:
         model, tokenizer = load_model(base or base_model_dir(Path(tmp)))
@@ -365,8 +383,19 @@ def train(
     )
 
     def batches() -> Iterator[list[int]]:
-        while True:
-            yield from length_grouped_batches(lengths, cfg.batch_size, rng)
+        if not mix_train:
+            while True:
+                yield from length_grouped_batches(lengths, cfg.batch_size, rng)
+        half = cfg.batch_size // 2
+        recipe_len, mix_len = lengths[:n_recipe], lengths[n_recipe:]
+
+        def stream(lens: list[int], offset: int) -> Iterator[list[int]]:
+            while True:
+                for b in length_grouped_batches(lens, half, rng):
+                    yield [offset + i for i in b]
+
+        for a, b in zip(stream(recipe_len, 0), stream(mix_len, n_recipe)):
+            yield a + b
 
     seen, run_loss = 0, 0.0
     t_train = time.time()
@@ -402,7 +431,12 @@ def train(
                 (total_steps - step) * el / step / 60,
             )
             run_loss = 0.0
-        if step % steps_per_epoch == 0 and step < total_steps:
+        out_of_time = cfg.max_minutes and (time.time() - t_train) / 60 > cfg.max_minutes
+        if out_of_time:
+            log.info("time budget of %.0f min reached at step %d", cfg.max_minutes, step)
+            break
+        every = cfg.export_every or steps_per_epoch
+        if step % every == 0 and step < total_steps:
             # an intermediate export, so that a long run always leaves a usable model
             tau, bal_acc, report = export(
                 model, tokenizer, calib_enc, splits.calib, pad_id, out_dir, cfg
@@ -439,6 +473,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--pairs", type=Path, default=None, help="folder of prebuilt pairs")
     ap.add_argument("--base", type=Path, default=None, help="encoder dir (default MiniLM-L6)")
     ap.add_argument("--teacher", type=Path, default=None, help="distil this model's soft labels")
+    ap.add_argument("--mix", type=Path, default=None, help="folder of v3_train/v3_dev pairs")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     for name, value in asdict(defaults).items():
         kind = (
@@ -453,7 +488,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     cfg = TrainConfig(**{k: getattr(args, k) for k in asdict(defaults)})
     if args.pairs is None and not (args.data / "nli" / "snli_dev_subset.jsonl").exists():
         raise SystemExit(f"{args.data} does not hold the shared data sets (nli/, hotpotqa/)")
-    summary = train(args.data, args.out, cfg, args.pairs, args.base, args.teacher, args.device)
+    summary = train(
+        args.data, args.out, cfg, args.pairs, args.base, args.teacher, args.device, args.mix
+    )
     if args.summary:
         args.summary.write_text(json.dumps(summary, indent=2), encoding="utf-8")
 

@@ -1,0 +1,689 @@
+"""Counterbalanced NLI pairs for verifier v3: every surface cue gets both labels.
+
+The v2 recipe taught the model cues: a negation word in the claim meant *contradiction*, a
+number not written verbatim in the evidence meant *neutral*, every claim word present in the
+premise meant *entailment*. Each generator here therefore comes with its twin, so that the cue
+appears under every label in about the shares of the generated set as a whole
+(``scripts/audit_cues.py`` checks it):
+
+* **negation paraphrase**: the evidence says with a privative word (*unpublished*, *missed*,
+  *lacks*), an antonym, a bound or a quantifier what the claim says with a negation (*never
+  published*, *did not attend*, *does not have*) -> entailment; the reverse (the evidence
+  negates, the claim does not) -> entailment; the affirmed twin -> contradiction; the same
+  negated claim about an absent fact -> neutral. The privative lexicon is mined from the
+  training premises (``un-/in-/im-/il-/ir-/dis-/non-`` words whose base also occurs).
+* **quantities written another way**: digits and words, dozens, unit conversions, fractions and
+  percentages, frequencies, "up to" / "no more than" / "at most" -> entailment; a different value
+  in the same other form -> contradiction; a stronger or unrelated bound -> neutral.
+* **value binding**: two parallel facts about different entities in one premise; the right
+  binding -> entailment, an entity given the other's value -> contradiction, an entity whose own
+  fact is absent -> neutral.
+* **near-duplicate evidence**: the evidence stated twice in slightly different words ->
+  entailment (and the claim with one value changed -> contradiction).
+* **question form** (short answers, issue 22): a question and a short answer read as the
+  hypothesis ``"{question} {answer}."`` or as the declarative claim built from them, from
+  HotpotQA questions 0-59 and from question-style rewrites of real sentences; the right answer
+  -> entailment, a wrong answer from the same paragraphs -> contradiction, the evidence removed
+  -> neutral.
+
+Every generator takes an explicit ``random.Random``: one seed rebuilds the same pairs.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from synth_nli import (
+    CONTRADICTION,
+    ENTAILMENT,
+    NEUTRAL,
+    Pair,
+    entities,
+    question_to_claim,
+    shorten,
+    swap_entity,
+    swap_number,
+)
+
+# --------------------------------------------------------------------------- packing
+
+
+def packed(evidence: Sequence[str], pool: Sequence[str], rng: random.Random, k: int = 3) -> str:
+    """Evidence sentences (in order) among 0..k distractors from ``pool``, one per line."""
+    n = rng.randint(0, min(k, len(pool)))
+    extra = [s for s in rng.sample(list(pool), n) if s not in evidence] if n else []
+    pos = rng.randint(0, len(extra))
+    return "\n".join([*extra[:pos], *evidence, *extra[pos:]])
+
+
+def qa_hypothesis(question: str, answer: str) -> str:
+    """The question-answer form the engine reads for a short answer without a declarative rule
+    (kept identical to ``ene_core``'s rule)."""
+    q = re.sub(r"\s+", " ", question).strip()
+    if not q.endswith("?"):
+        q = q.rstrip(" .") + "?"
+    a = re.sub(r"\s+", " ", answer).strip().rstrip(" .")
+    return f"{q} {a}."
+
+
+HEDGES = (
+    "It is rumoured that", "Some reports claim that", "A draft proposal suggested that",
+    "Critics have questioned whether", "It is not yet confirmed whether", "Local people say that",
+    "An early plan said that", "One unverified post claimed that", "Fans have long guessed that",
+    "It remains unclear whether", "A tabloid alleged that", "Some historians believe that",
+)
+
+
+def hedged(sentence: str, rng: random.Random) -> str:
+    """The sentence reported as a rumour, plan or doubt: every word of it is in the premise, yet
+    the premise does not assert it (a neutral twin for 'all content words present')."""
+    body = sentence.rstrip(" .")
+    if not re.match(r"^[A-Z][a-z]+ [A-Z]|^[A-Z]{2}", body):
+        body = body[:1].lower() + body[1:]
+    return f"{rng.choice(HEDGES)} {body}."
+
+
+# --------------------------------------------------------------------------- lexicons
+
+#: (subject-free predicate with a privative / antonym word, the same meaning with a negation,
+#: the affirmed opposite). Subjects are filled in from names and nouns; {o} is an object slot.
+PREDICATES: tuple[tuple[str, str, str], ...] = (
+    ("remains unpublished", "has never been published", "has been published"),
+    ("was never published", "remains unpublished", "was published"),
+    ("missed the {o}", "did not attend the {o}", "attended the {o}"),
+    ("was absent from the {o}", "was not present at the {o}", "was present at the {o}"),
+    ("skipped the {o}", "did not go to the {o}", "went to the {o}"),
+    ("lacks a {o}", "does not have a {o}", "has a {o}"),
+    ("has no {o}", "does not have a {o}", "has a {o}"),
+    ("failed the {o}", "did not pass the {o}", "passed the {o}"),
+    ("lost the {o}", "did not win the {o}", "won the {o}"),
+    ("rejected the {o}", "did not accept the {o}", "accepted the {o}"),
+    ("declined the {o}", "did not accept the {o}", "accepted the {o}"),
+    ("refused to sign the {o}", "did not sign the {o}", "signed the {o}"),
+    ("forgot to renew the {o}", "did not renew the {o}", "renewed the {o}"),
+    ("ignored the {o}", "paid no attention to the {o}", "paid close attention to the {o}"),
+    ("stayed silent about the {o}", "said nothing about the {o}", "spoke about the {o}"),
+    ("opposed the {o}", "did not support the {o}", "supported the {o}"),
+    ("is unable to attend the {o}", "cannot attend the {o}", "can attend the {o}"),
+    ("is prohibited from the {o}", "is not allowed in the {o}", "is allowed in the {o}"),
+    ("is excluded from the {o}", "is not included in the {o}", "is included in the {o}"),
+    ("left the {o} early", "did not stay until the end of the {o}", "stayed until the end of the {o}"),
+    ("is unaware of the {o}", "does not know about the {o}", "knows about the {o}"),
+    ("abandoned the {o}", "did not finish the {o}", "finished the {o}"),
+    ("postponed the {o}", "did not hold the {o} as planned", "held the {o} as planned"),
+    ("cancelled the {o}", "did not go ahead with the {o}", "went ahead with the {o}"),
+    ("withdrew from the {o}", "did not take part in the {o}", "took part in the {o}"),
+    ("is closed all year", "is never open", "is open in summer"),
+    ("is open all year", "is never closed", "is closed in winter"),
+    ("always arrives late", "is never on time", "is always on time"),
+    ("works alone", "works without a partner", "works with a partner"),
+    ("is free of charge", "costs nothing", "costs a fee"),
+    ("is free of charge", "does not cost anything", "must be paid for"),
+    ("is optional", "is not required", "is required"),
+    ("is mandatory", "is not optional", "is optional"),
+    ("is rarely used", "is not used often", "is used every day"),
+    ("is temporary", "is not permanent", "is permanent"),
+    ("is invalid", "is not valid", "is valid"),
+    ("is incomplete", "is not finished", "is complete"),
+    ("is inaccurate", "is not accurate", "is accurate"),
+    ("is unsafe", "is not safe", "is safe"),
+    ("is private", "is not open to the public", "is open to the public"),
+    ("is empty", "has nothing in it", "is full"),
+    ("is single", "is not married", "is married"),
+    ("is dead", "is no longer alive", "is still alive"),
+    ("is unknown", "is not known", "is well known"),
+    ("is unpaid", "is not paid", "is paid"),
+    ("is unlisted", "is not listed", "is listed"),
+    ("was unharmed", "was not hurt", "was badly hurt"),
+    ("remained unmarried", "never married", "married twice"),
+    ("was denied entry", "was not let in", "was let in"),
+    ("stayed at home", "did not go out", "went out"),
+)
+
+#: Sentence-level quantifier and bound rewrites, {x}/{y} name slots, {o} object, {n} number.
+QUANTIFIED: tuple[tuple[str, str, str], ...] = (
+    # (evidence, entailed claim with a negation, contradicting claim)
+    ("Both {x} and {y} missed the {o}.", "Neither {x} nor {y} attended the {o}.", "Both {x} and {y} attended the {o}."),
+    ("{x} and {y} both stayed away from the {o}.", "Neither {x} nor {y} went to the {o}.", "{x} and {y} both went to the {o}."),
+    ("All of the guests left before the {o}.", "None of the guests stayed for the {o}.", "Most of the guests stayed for the {o}."),
+    ("Everyone on the team skipped the {o}.", "No one on the team went to the {o}.", "Several people on the team went to the {o}."),
+    ("Every member voted against the {o}.", "No member voted for the {o}.", "Some members voted for the {o}."),
+    ("The {o} holds up to {n} people.", "The {o} holds no more than {n} people.", "The {o} holds more than {n} people."),
+    ("The {o} seats at most {n} people.", "The {o} cannot seat more than {n} people.", "The {o} seats at least {m} people."),
+    ("The {o} needs at least {n} volunteers.", "The {o} needs no fewer than {n} volunteers.", "The {o} needs fewer than {n} volunteers."),
+    ("The {o} takes a maximum of {n} bookings a day.", "The {o} takes no more than {n} bookings a day.", "The {o} takes at least {m} bookings a day."),
+    ("The {o} is open every day of the year.", "The {o} is never closed.", "The {o} is closed on Sundays."),
+    ("The {o} has always been run by volunteers.", "The {o} has never had paid staff.", "The {o} has always had paid staff."),
+    ("The {o} was completed only in {n}.", "The {o} was not completed before {n}.", "The {o} was completed well before {n}."),
+    ("The {o} has been closed since {n}.", "The {o} has not been open since {n}.", "The {o} has been open since {n}."),
+)
+
+OBJECTS = (
+    "ceremony", "meeting", "festival", "trial", "audit", "rehearsal", "final", "summit",
+    "conference", "inspection", "exam", "contract", "proposal", "merger", "treaty", "tournament",
+    "reception", "hearing", "vote", "launch", "workshop", "auction", "concert", "funeral",
+    "wedding", "course", "survey", "licence", "permit", "report", "warning", "appeal", "match",
+    "expedition", "project", "campaign", "exhibition", "hall", "library", "clinic", "ferry",
+    "bridge", "museum", "pool", "theatre", "archive", "school", "garden", "bakery", "station",
+)
+PLACES = ("hall", "theatre", "chapel", "gallery", "lecture room", "ferry", "bus", "studio", "clinic", "restaurant", "arena", "museum")
+
+# --------------------------------------------------------------------------- privative lexicon
+
+_PRIVATIVE = re.compile(r"^(un|in|im|il|ir|dis|non)([a-z]{4,})$")
+_ADJ_END = re.compile(r"(?:ed|able|ible|ful|al|ent|ant|ive|ar|ic|ous|ure|ite|ear|ly|own|ipped)$")
+
+
+def mine_privatives(sentences: Iterable[str], min_count: int = 2) -> dict[str, str]:
+    """Privative word -> its base, both seen in ``sentences`` (``unpublished`` -> ``published``,
+    ``incomplete`` -> ``complete``); only adjective- or participle-like words."""
+    counts: Counter[str] = Counter()
+    for s in sentences:
+        counts.update(w for w in re.findall(r"[a-z]+", s.lower()))
+    out: dict[str, str] = {}
+    for word, n in counts.items():
+        m = _PRIVATIVE.match(word)
+        if not m or n < min_count:
+            continue
+        base = m.group(2)
+        if counts[base] >= min_count and _ADJ_END.search(base) and not base.endswith("ly"):
+            out[word] = base
+    return dict(sorted(out.items()))
+
+
+_COPULA = r"(is|are|was|were|remains|remained|seemed|seems|became|looked|looks)"
+
+
+def copula_pairs(
+    sentence: str, lexicon: dict[str, str], pool: Sequence[str], rng: random.Random, src: str
+) -> list[Pair]:
+    """Negation paraphrases of a real sentence with ``COPULA ADJ`` where ADJ is in the mined
+    lexicon (either side): privative <-> negated base, each with its twins."""
+    bases = {b: p for p, b in lexicon.items()}
+    for m in re.finditer(rf"\b{_COPULA} (\w+)\b", sentence):
+        verb, adj = m.group(1), m.group(2).lower()
+        if adj in lexicon:
+            priv, base = adj, lexicon[adj]
+        elif adj in bases:
+            priv, base = bases[adj], adj
+        else:
+            continue
+        head, tail = sentence[: m.start()], sentence[m.end() :]
+        neg_verb = {"remains": "is", "remained": "was", "seemed": "was", "seems": "is",
+                    "became": "was", "looked": "was", "looks": "is"}.get(verb, verb)
+
+        def say(v: str, word: str, h: str = head, t: str = tail) -> str:
+            return f"{h}{v} {word}{t}"
+
+        s_priv, s_base = say(verb, priv), say(verb, base)
+        s_not_base, s_not_priv = say(f"{neg_verb} not", base), say(f"{neg_verb} not", priv)
+        out = [
+            Pair(packed([s_priv], pool, rng), s_not_base, ENTAILMENT, f"{src}:neg-privative"),
+            Pair(packed([s_not_base], pool, rng), s_priv, ENTAILMENT, f"{src}:neg-privative-rev"),
+            Pair(packed([s_base], pool, rng), s_not_base, CONTRADICTION, f"{src}:neg-contra"),
+            Pair(packed([s_not_base], pool, rng), s_base, CONTRADICTION, f"{src}:neg-removed"),
+            Pair(packed([s_base], pool, rng), s_not_priv, ENTAILMENT, f"{src}:neg-double"),
+            Pair(packed([s_priv], pool, rng), s_base, CONTRADICTION, f"{src}:antonym"),
+            Pair(packed([hedged(s_priv, rng)], pool, rng), s_not_base, NEUTRAL, f"{src}:neg-hedged"),
+            Pair(packed([hedged(s_not_base, rng)], pool, rng), s_priv, NEUTRAL, f"{src}:priv-hedged"),
+        ]
+        return out
+    return []
+
+
+def predicate_pairs(names: Sequence[str], pool: Sequence[str], rng: random.Random, src: str) -> list[Pair]:
+    """Negation paraphrases from :data:`PREDICATES` with real names as subjects."""
+    priv, neg, pos = rng.choice(PREDICATES)
+    obj = rng.choice(OBJECTS)
+    x, y = rng.sample(list(names), 2)
+
+    def s(subject: str, pred: str) -> str:
+        return f"{subject} {pred.format(o=obj)}."
+
+    return [
+        Pair(packed([s(x, priv)], pool, rng), s(x, neg), ENTAILMENT, f"{src}:neg-paraphrase"),
+        Pair(packed([s(x, neg)], pool, rng), s(x, priv), ENTAILMENT, f"{src}:neg-paraphrase-rev"),
+        Pair(packed([s(x, pos)], pool, rng), s(x, neg), CONTRADICTION, f"{src}:neg-contra"),
+        Pair(packed([s(x, neg)], pool, rng), s(x, pos), CONTRADICTION, f"{src}:neg-removed"),
+        Pair(packed([s(x, priv)], pool, rng), s(x, pos), CONTRADICTION, f"{src}:antonym"),
+        # the same negated claim about someone else, or with the fact absent: neutral
+        Pair(packed([f"{x} and {y} were both expected at the {obj}.", s(y, priv)], pool, rng), s(x, neg), NEUTRAL, f"{src}:neg-other"),
+        Pair(packed([hedged(s(x, priv), rng)], pool, rng), s(x, neg), NEUTRAL, f"{src}:neg-hedged"),
+        Pair(packed([f"{x} and {y} were both expected at the {obj}.", s(y, neg)], pool, rng), s(x, priv), NEUTRAL, f"{src}:priv-other"),
+    ]
+
+
+def quantified_pairs(names: Sequence[str], pool: Sequence[str], rng: random.Random, src: str) -> list[Pair]:
+    """Quantifiers and bounds from :data:`QUANTIFIED` (their entailed, contradicting and
+    neutral readings)."""
+    ev, ent, con = rng.choice(QUANTIFIED)
+    x, y = rng.sample(list(names), 2)
+    n = rng.choice([2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 80, 100, 120, 150, 200, 250, 500])
+    n = rng.randint(1990, 2023) if "{n}." in ev and "in {n}" in ev or "since {n}" in ev else n
+    m = n + rng.choice([5, 10, 20, 50]) if n < 1900 else n
+    obj = rng.choice(PLACES if "{n} people" in ev or "bookings" in ev or "volunteers" in ev else OBJECTS)
+    fill = {"x": x, "y": y, "o": obj, "n": n, "m": m}
+    e, h1, h2 = ev.format(**fill), ent.format(**fill), con.format(**fill)
+    other_obj = rng.choice([o for o in OBJECTS if o != obj])
+    absent = ev.format(**{**fill, "o": other_obj})
+    return [
+        Pair(packed([e], pool, rng), h1, ENTAILMENT, f"{src}:quant-paraphrase"),
+        Pair(packed([h1], pool, rng), e.replace("  ", " "), ENTAILMENT, f"{src}:quant-paraphrase-rev"),
+        Pair(packed([e], pool, rng), h2, CONTRADICTION, f"{src}:quant-contra"),
+        Pair(packed([absent], pool, rng), h1, NEUTRAL, f"{src}:quant-other"),
+    ]
+
+
+# --------------------------------------------------------------------------- quantities
+
+_WORDS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen"
+).split()
+_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+
+
+def number_words(n: int) -> str:
+    """1-999 in words ("forty-two", "three hundred and five")."""
+    if n < 20:
+        return _WORDS[n]
+    if n < 100:
+        return _TENS[n // 10] + ("" if n % 10 == 0 else "-" + _WORDS[n % 10])
+    rest = n % 100
+    return f"{_WORDS[n // 100]} hundred" + (f" and {number_words(rest)}" if rest else "")
+
+
+#: (unit written in the claim, unit in the evidence, factor: evidence value = claim value * f)
+CONVERSIONS: tuple[tuple[str, str, float], ...] = (
+    ("kilometres", "metres", 1000), ("km", "metres", 1000), ("metres", "centimetres", 100),
+    ("kilograms", "grams", 1000), ("kg", "grams", 1000), ("litres", "millilitres", 1000),
+    ("hours", "minutes", 60), ("minutes", "seconds", 60), ("weeks", "days", 7),
+    ("years", "months", 12), ("days", "hours", 24), ("tonnes", "kilograms", 1000),
+)
+FRACTIONS: tuple[tuple[str, int], ...] = (
+    ("half", 50), ("a quarter", 25), ("three quarters", 75), ("a tenth", 10), ("a fifth", 20),
+    ("two fifths", 40), ("three fifths", 60), ("four fifths", 80), ("one in ten", 10),
+    ("one in five", 20), ("one in four", 25), ("nine in ten", 90), ("two in five", 40),
+)
+FREQUENCIES: tuple[tuple[str, str], ...] = (
+    ("once a week", "weekly"), ("every day", "daily"), ("once a month", "monthly"),
+    ("once a year", "annually"), ("twice a year", "every six months"),
+    ("every two weeks", "fortnightly"), ("four times a year", "quarterly"),
+    ("every hour", "hourly"), ("twice a week", "two times a week"),
+)
+QUANT_FRAMES = (
+    ("The trail is {v} long.", "distance"),
+    ("The tank holds {v}.", "volume"),
+    ("The parcel weighs {v}.", "mass"),
+    ("The flight lasts {v}.", "duration"),
+    ("The warranty runs for {v}.", "period"),
+    ("The course takes {v} to complete.", "duration"),
+    ("The bridge spans {v}.", "distance"),
+    ("The ferry crossing takes {v}.", "duration"),
+)
+_KIND = {
+    "distance": ("kilometres", "km", "metres"), "volume": ("litres",), "mass": ("kilograms", "kg", "tonnes"),
+    "duration": ("hours", "minutes", "days"), "period": ("years", "weeks", "months"),
+}
+SHARE_FRAMES = (
+    "{v} of the members voted for the plan.",
+    "{v} of the budget goes to maintenance.",
+    "{v} of the patients reported side effects.",
+    "{v} of the forest was lost in the fire.",
+    "{v} of the tickets were sold online.",
+    "About {v} of the staff work remotely.",
+)
+FREQ_FRAMES = (
+    "The committee meets {v}.", "The newsletter is sent {v}.", "The filters must be cleaned {v}.",
+    "The market is held {v}.", "Backups run {v}.", "The bus to the airport leaves {v}.",
+)
+COUNT_FRAMES = (
+    "The village has {v} houses.", "The team won {v} matches last season.",
+    "The museum owns {v} paintings by the artist.", "The library lends {v} laptops.",
+    "The orchestra has {v} violinists.", "The recipe needs {v} eggs.",
+)
+
+
+def _fmt(x: float) -> str:
+    return f"{int(x):,}" if float(x).is_integer() else f"{x:g}"
+
+
+def quantity_pairs(subjects: Sequence[str], pool: Sequence[str], rng: random.Random, src: str) -> list[Pair]:
+    """The same amount written another way (entailment) and a different amount in that same
+    form (contradiction); the claim's form is drawn at random on either side."""
+    kind = rng.random()
+    if kind < 0.35:
+        frame, dim = rng.choice(QUANT_FRAMES)
+        convs = [c for c in CONVERSIONS if c[0] in _KIND[dim]]
+        unit, small, f = rng.choice(convs)
+        v = rng.choice([1.5, 2, 2.5, 3, 4, 5, 6, 8, 10, 12])
+        a, b = f"{_fmt(v)} {unit}", f"{_fmt(v * f)} {small}"
+        w = v + rng.choice([1, 2, 0.5, 3]) if v > 1 else v + 1
+        wrong_b = f"{_fmt(w * f)} {small}"
+        wrong_a = f"{_fmt(w)} {unit}"
+    elif kind < 0.55:
+        frame = rng.choice(SHARE_FRAMES)
+        word, pct = rng.choice(FRACTIONS)
+        other = rng.choice([p for _, p in FRACTIONS if p != pct])
+        wword = rng.choice([w for w, p in FRACTIONS if p != pct])
+        a, b, wrong_b, wrong_a = word, f"{pct}%", f"{other}%", wword
+        frame = frame if not frame.startswith("About") else frame.replace("About ", "")
+    elif kind < 0.75:
+        frame = rng.choice(FREQ_FRAMES)
+        a, b = rng.choice(FREQUENCIES)
+        wrong_a, wrong_b = rng.choice([f for f in FREQUENCIES if f[0] != a])
+    else:
+        frame = rng.choice(COUNT_FRAMES)
+        n = rng.choice([*range(2, 20), 24, 36, 30, 40, 45, 60, 75, 120, 250])
+        a = number_words(n) if n != 24 or rng.random() < 0.5 else "two dozen"
+        b = str(n)
+        m = n + rng.choice([1, 2, 3, 5, 10])
+        wrong_a, wrong_b = number_words(m), str(m)
+    if rng.random() < 0.5:  # which form the evidence uses
+        a, b, wrong_a, wrong_b = b, a, wrong_b, wrong_a
+    cap = lambda s: s[0].upper() + s[1:]  # noqa: E731
+    ev, claim = cap(frame.format(v=b)), cap(frame.format(v=a))
+    wrong = cap(frame.format(v=wrong_a))
+    out = [
+        Pair(packed([ev], pool, rng), claim, ENTAILMENT, f"{src}:quantity-paraphrase"),
+        Pair(packed([ev], pool, rng), wrong, CONTRADICTION, f"{src}:quantity-contra"),
+    ]
+    if rng.random() < 0.4:
+        out.append(Pair(packed([cap(frame.format(v=wrong_b))], pool, rng), claim, CONTRADICTION, f"{src}:quantity-contra-rev"))
+    # neutral: the same amount said about another subject in the premise
+    out.append(Pair(packed([hedged(ev, rng)], pool, rng), claim, NEUTRAL, f"{src}:quantity-hedged"))
+    out.append(Pair(packed([hedged(claim, rng)], pool, rng), claim, NEUTRAL, f"{src}:quantity-hedged"))
+    return out
+
+
+def real_quantity_pairs(sentence: str, pool: Sequence[str], rng: random.Random, src: str) -> list[Pair]:
+    """On a real sentence with a small integer: digits <-> words (entailment) and another value
+    in the other form (contradiction), plus a neutral twin with the number absent."""
+    m = re.search(r"(?<![\w.,$])([2-9]|1[0-9]|[2-9]0)(?![\w.,%:])", sentence)
+    if not m:
+        return []
+    n = int(m.group(1))
+    if 1 <= n < 100 and re.search(r"\b(?:19|20)\d\d\b", sentence[m.start() - 1 : m.end() + 3]):
+        return []
+    word = number_words(n)
+    other = number_words(n + rng.choice([1, 2, 3]))
+    claim = sentence[: m.start()] + word + sentence[m.end() :]
+    wrong = sentence[: m.start()] + other + sentence[m.end() :]
+    return [
+        Pair(packed([sentence], pool, rng), claim, ENTAILMENT, f"{src}:digits-words"),
+        Pair(packed([claim], pool, rng), sentence, ENTAILMENT, f"{src}:words-digits"),
+        Pair(packed([sentence], pool, rng), wrong, CONTRADICTION, f"{src}:digits-words-contra"),
+        Pair(packed([hedged(sentence, rng)], pool, rng), claim, NEUTRAL, f"{src}:digits-hedged"),
+    ]
+
+
+# --------------------------------------------------------------------------- value binding
+
+BINDING_FRAMES = (
+    ("{e} coached the {v}.", ("Falcons", "Ravens", "Hawks", "Owls", "Tigers", "Wolves", "Comets", "Pirates", "Storm", "Rangers")),
+    ("{e} was born in {v}.", ("Lyon", "Bergen", "Porto", "Graz", "Tartu", "Cork", "Leiden", "Turku", "Bari", "Ghent")),
+    ("{e} designed the {v} bridge.", ("north", "south", "east", "west", "old", "harbour", "river", "rail")),
+    ("{e} won the {v} in {y}.", ("Arden Prize", "Corwin Medal", "Halden Award", "Mirren Cup", "Selby Trophy", "Orla Prize")),
+    ("{e} plays the {v} in the band.", ("cello", "drums", "bass", "trumpet", "violin", "piano", "flute", "guitar")),
+    ("The {v} office is run by {e}.", ("Oslo", "Lisbon", "Dublin", "Vienna", "Prague", "Madrid", "Warsaw", "Zurich")),
+    ("{e} scored {v} goals this season.", tuple(str(i) for i in range(3, 31))),
+    ("{e} joined the company in {v}.", tuple(str(i) for i in range(1985, 2024))),
+    ("{e} wrote a novel about {v}.", ("whaling", "a lighthouse", "a circus", "the gold rush", "a shipwreck", "a chess prodigy", "a border town")),
+    ("{e} moved to {v} after the war.", ("Canada", "Chile", "Kenya", "Norway", "Japan", "Brazil", "Egypt", "Peru")),
+)
+
+
+def binding_pairs(names: Sequence[str], pool: Sequence[str], rng: random.Random, src: str) -> list[Pair]:
+    """Two parallel facts about two entities in one premise: right binding -> entailment, the
+    other entity's value -> contradiction, a fact whose own statement is absent -> neutral."""
+    frame, values = rng.choice(BINDING_FRAMES)
+    e1, e2 = rng.sample(list(names), 2)
+    v1, v2 = rng.sample(list(values), 2)
+    y = rng.randint(1950, 2023)
+
+    def s(e: str, v: str) -> str:
+        t = frame.format(e=e, v=v, y=y)
+        return t[0].upper() + t[1:]
+
+    f1, f2 = s(e1, v1), s(e2, v2)
+    both = [f1, f2] if rng.random() < 0.5 else [f2, f1]
+    if rng.random() < 0.5:  # one sentence holding both facts
+        joined = f"{f1.rstrip('.')}, while {f2[0].lower() + f2[1:] if not f2[0].isupper() or f2.startswith('The ') else f2}"
+        both = [joined.replace("while The", "while the")]
+    return [
+        Pair(packed(both, pool, rng), f1, ENTAILMENT, f"{src}:binding-right"),
+        Pair(packed(both, pool, rng), s(e1, v2), CONTRADICTION, f"{src}:binding-swapped"),
+        Pair(packed(both, pool, rng), s(e2, v1), CONTRADICTION, f"{src}:binding-swapped"),
+        Pair(packed([f2], pool, rng), s(e1, v2), NEUTRAL, f"{src}:binding-absent"),
+        Pair(packed([f2, hedged(f1, rng)], pool, rng), f1, NEUTRAL, f"{src}:binding-hedged"),
+    ]
+
+
+def nonparallel_binding_pairs(names: Sequence[str], pool: Sequence[str], rng: random.Random, src: str) -> list[Pair]:
+    """The value sits in the premise but in another entity's fact with another shape ("A novel
+    about whaling won the Corwin Medal")."""
+    prizes = ("Arden Prize", "Corwin Medal", "Halden Award", "Mirren Cup", "Selby Trophy", "Orla Prize", "Tessel Award")
+    topics = ("whaling", "a lighthouse", "a circus", "the gold rush", "a shipwreck", "a border town", "a lost map")
+    p1, p2 = rng.sample(prizes, 2)
+    t1, t2 = rng.sample(topics, 2)
+    ev = [f"The {p1} went to a novel about {t1}.", f"A novel about {t2} won the {p2}."]
+    rng.shuffle(ev)
+    return [
+        Pair(packed(ev, pool, rng), f"The {p1} went to a novel about {t2}.", CONTRADICTION, f"{src}:binding-swapped"),
+        Pair(packed(ev, pool, rng), f"A novel about {t1} won the {p1}.", ENTAILMENT, f"{src}:binding-right"),
+        Pair(packed(ev, pool, rng), f"The {p2} went to a novel about {t2}.", ENTAILMENT, f"{src}:binding-right"),
+        Pair(packed([ev[0] if p2 in ev[0] else ev[1]], pool, rng), f"The {p1} went to a novel about {t2}.", NEUTRAL, f"{src}:binding-absent"),
+    ]
+
+
+def real_binding_pairs(sentence: str, entity_pool: Sequence[str], pool: Sequence[str], rng: random.Random, src: str) -> list[Pair]:
+    """Value binding on a real sentence: a parallel copy about another entity with another value
+    (a number or a second entity)."""
+    own = entities(sentence)
+    if len(own) < 1 or not re.match(r"^[A-Z]", sentence):
+        return []
+    subject = own[0]
+    if not sentence.startswith(subject) and not sentence.startswith("The " + subject):
+        return []
+    cands = [e for e in entity_pool if e not in sentence and abs(len(e.split()) - len(subject.split())) <= 1]
+    if not cands:
+        return []
+    other_subject = rng.choice(cands)
+    changed = swap_number(sentence, rng) or (swap_entity(sentence.replace(subject, "\x00", 1), entity_pool, rng) or "").replace("\x00", subject)
+    if not changed or changed == sentence or subject not in changed:
+        return []
+    twin = changed.replace(subject, other_subject, 1)  # the other entity with the other value
+    wrong = changed  # our entity with the other entity's value
+    both = [sentence, twin] if rng.random() < 0.5 else [twin, sentence]
+    return [
+        Pair(packed(both, pool, rng, k=2), sentence, ENTAILMENT, f"{src}:binding-right"),
+        Pair(packed(both, pool, rng, k=2), wrong, CONTRADICTION, f"{src}:binding-swapped"),
+        Pair(packed([twin], pool, rng, k=2), sentence, NEUTRAL, f"{src}:binding-absent"),
+        Pair(packed([twin, hedged(sentence, rng)], pool, rng, k=2), sentence, NEUTRAL, f"{src}:binding-hedged"),
+    ]
+
+
+def near_duplicate_pairs(sentence: str, pool: Sequence[str], rng: random.Random, src: str) -> list[Pair]:
+    """The evidence stated twice (a shortened copy beside the full sentence): entailment; the
+    claim with a value changed: contradiction."""
+    short = shorten(sentence, rng)
+    if not short or short == sentence:
+        return []
+    ev = [sentence, short] if rng.random() < 0.5 else [short, sentence]
+    out = [
+        Pair(packed(ev, pool, rng, k=2), short, ENTAILMENT, f"{src}:near-duplicate"),
+        Pair(packed([hedged(sentence, rng)], pool, rng, k=2), short, NEUTRAL, f"{src}:hedged"),
+    ]
+    wrong = swap_number(short, rng)
+    if wrong and wrong != short:
+        out.append(Pair(packed(ev, pool, rng, k=2), wrong, CONTRADICTION, f"{src}:near-duplicate-contra"))
+    return out
+
+
+# --------------------------------------------------------------------------- question form
+
+_WH = (
+    (re.compile(r"(?<![\w.])((?:1[5-9]|20)\d\d)(?![\w])"), "in what year", "in {a}"),
+    (re.compile(r"(?<![\w.,$])(\d{1,3}(?:,\d{3})*|\d+)(?![\w.,%])"), "how many", "{a}"),
+)
+
+
+def question_rewrite_pairs(sentence: str, entity_pool: Sequence[str], pool: Sequence[str], rng: random.Random, src: str) -> list[Pair]:
+    """A real sentence turned into an in-situ question with a short answer: the right answer
+    -> entailment, a wrong one -> contradiction, the evidence removed -> neutral. Both the
+    declarative claim and the question-answer form appear."""
+    base = shorten(sentence, rng) or sentence
+    base = base.rstrip(" .")
+    if "?" in base or len(base.split()) < 6 or not base[:1].isupper():
+        return []
+    answer: str | None = None
+    question = ""
+    ents = [e for e in entities(base) if not base.startswith(e) and re.fullmatch(r"[A-Z][\w'-]+(?: [A-Z][\w'-]+){0,3}", e)]
+    m = re.search(r"\bin ((?:1[5-9]|20)\d\d)\b", base)
+    if m:
+        answer = m.group(1)
+        question = base[: m.start()] + "in what year" + base[m.end() :]
+        wrong = str(int(answer) + rng.choice([-9, -4, -2, -1, 1, 3, 6]))
+    elif ents:
+        answer = rng.choice(ents)
+        if len(answer.split()) > 4:
+            return []
+        cands = [e for e in entity_pool if e not in base and abs(len(e.split()) - len(answer.split())) <= 1]
+        if not cands:
+            return []
+        wrong = rng.choice(cands)
+        question = base.replace(answer, "what", 1)
+    else:
+        return []
+    question = question[0].upper() + question[1:] + "?"
+    right = qa_hypothesis(question, answer)
+    bad = qa_hypothesis(question, wrong)
+    prem = packed([sentence], pool, rng)
+    return [
+        Pair(prem, right, ENTAILMENT, f"{src}:qa-form"),
+        Pair(prem, bad, CONTRADICTION, f"{src}:qa-form-wrong"),
+        Pair(packed([hedged(sentence, rng)], pool, rng), right, NEUTRAL, f"{src}:qa-form-hedged"),
+    ]
+
+
+def _title(title: str) -> str:
+    return re.sub(r"\s*\([^)]*\)$", "", title).strip()
+
+
+def hotpot_question_pairs(questions: Sequence[dict], indices: Iterable[int], rng: random.Random, src: str = "gen:hotpot-q") -> list[Pair]:
+    """HotpotQA questions with their answers: the gold paragraphs (packed) against the right
+    short answer (entailment, declarative and question-answer form), a wrong answer drawn from
+    the same paragraphs (contradiction), and the right answer with one gold paragraph removed
+    (neutral). Yes/no questions: the right and the flipped answer."""
+    out: list[Pair] = []
+    for qi in indices:
+        q = questions[qi]
+        paras = {t: [s.strip() for s in sents if s.strip()] for t, sents in q["context"]}
+        gold_titles = list(dict.fromkeys(t for t, _ in q["supporting_facts"]))
+        gold = [s for t in gold_titles for s in paras.get(t, [])]
+        others = [s for t, ss in paras.items() if t not in gold_titles for s in ss]
+        if not gold:
+            continue
+        answer = q["answer"].strip()
+        question = q["question"].strip()
+        tag = f"{src}:q{qi}"
+        for variant in range(3):
+            out.extend(_hotpot_one(q, question, answer, paras, gold_titles, gold, others, rng, f"{tag}:{variant}"))
+    return out
+
+
+def _hotpot_one(q: dict, question: str, answer: str, paras: dict[str, list[str]], gold_titles: list[str], gold: list[str], others: list[str], rng: random.Random, tag: str) -> list[Pair]:
+    out: list[Pair] = []
+    if True:
+        extra = rng.sample(others, min(len(others), rng.randint(0, 3)))
+        lines = gold[:8] + extra
+        rng.shuffle(lines)
+        prem = "\n".join(lines)
+        if answer.lower() in ("yes", "no"):
+            flipped = "no" if answer.lower() == "yes" else "yes"
+            out.append(Pair(prem, qa_hypothesis(question, answer), ENTAILMENT, f"{tag}:yesno"))
+            out.append(Pair(prem, qa_hypothesis(question, flipped), CONTRADICTION, f"{tag}:yesno-flip"))
+            return out
+        pool = sorted({e for ss in paras.values() for s in ss for e in entities(s)} | {_title(t) for t in paras})
+        same_len = [e for e in pool if e.lower() not in answer.lower() and answer.lower() not in e.lower() and abs(len(e.split()) - len(answer.split())) <= 1]
+        if answer.isdigit() or re.fullmatch(r"\d[\d,.]*", answer):
+            wrong = swap_number(answer, rng)
+        else:
+            wrong = rng.choice(same_len) if same_len else None
+        forms = [qa_hypothesis(question, answer)]
+        claim = question_to_claim(question, answer)
+        if claim:
+            forms.append(claim)
+        for form in forms:
+            out.append(Pair(prem, form, ENTAILMENT, f"{tag}:answer"))
+            if wrong:
+                bad = qa_hypothesis(question, wrong) if form == forms[0] else form.replace(answer, wrong, 1)
+                if bad != form:
+                    out.append(Pair(prem, bad, CONTRADICTION, f"{tag}:wrong-answer"))
+            if len(gold_titles) >= 2:
+                drop = rng.choice(gold_titles)
+                kept = [s for t in gold_titles if t != drop for s in paras.get(t, [])]
+                out.append(Pair("\n".join(kept + extra), form, NEUTRAL, f"{tag}:missing"))
+    return out
+
+
+# --------------------------------------------------------------------------- all
+
+FIRST = (
+    "Maria Piet Ana Tom Lena Omar Yuki Ines Karl Sofia Ravi Nadia Erik Chen Amara Hugo Leila Jonas "
+    "Priya Mateo Freya Idris Hana Luca Zofia Kwame Elif Tariq Greta Dmitri Ayla Bram Noor Felix "
+    "Ingrid Samir Marta Kenji Olga Diego"
+).split()
+LAST = (
+    "Olsen Dahl Ruiz Berg Novak Haddad Tanaka Costa Weber Rossi Iyer Petrov Lund Wei Okafor Brandt "
+    "Mansour Vogel Sharma Alvarez Holm Bakr Sato Moretti Kowalski Mensah Yilmaz Aziz Strand Orlov "
+    "Demir Visser Khan Keller Lindqvist Farah Nowak Mori Ivanova Herrera"
+).split()
+
+
+def person_names(entity_pool: Sequence[str], rng: random.Random) -> list[str]:
+    """Two-word person names (invented; premise spans make poor names: "Vice Chairman")."""
+    return sorted(f"{f} {last}" for f in FIRST for last in LAST)
+
+
+def generate(
+    sentences: Sequence[str],
+    pool: Sequence[str],
+    lexicon: dict[str, str],
+    rng: random.Random,
+    source: str,
+    n_templates: int,
+) -> list[Pair]:
+    """All counterbalanced v3 pairs from real ``sentences`` (distractors from ``pool``) plus
+    ``n_templates`` rounds of the template generators."""
+    entity_pool = sorted({e for s in pool[:4000] for e in entities(s)})
+    names = person_names(entity_pool, rng)
+    src = f"v3:{source}"
+    out: list[Pair] = []
+    for sent in sentences:
+        out.extend(copula_pairs(sent, lexicon, pool, rng, src))
+        r = rng.random()
+        if r < 0.25:
+            out.extend(real_quantity_pairs(sent, pool, rng, src))
+        elif r < 0.5:
+            out.extend(real_binding_pairs(sent, entity_pool, pool, rng, src))
+        elif r < 0.7:
+            out.extend(question_rewrite_pairs(sent, entity_pool, pool, rng, src))
+        elif r < 0.8:
+            out.extend(near_duplicate_pairs(sent, pool, rng, src))
+    for _ in range(n_templates):
+        gen = rng.random()
+        if gen < 0.3:
+            out.extend(predicate_pairs(names, pool, rng, src))
+        elif gen < 0.45:
+            out.extend(quantified_pairs(names, pool, rng, src))
+        elif gen < 0.7:
+            out.extend(quantity_pairs(names, pool, rng, src))
+        elif gen < 0.9:
+            out.extend(binding_pairs(names, pool, rng, src))
+        else:
+            out.extend(nonparallel_binding_pairs(names, pool, rng, src))
+    return [p for p in out if p.premise.strip() and p.hypothesis.strip() and p.premise != p.hypothesis or p.label == ENTAILMENT]
