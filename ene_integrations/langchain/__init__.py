@@ -11,9 +11,13 @@
   (``vector_store.similarity_search`` inside a ``@dynamic_prompt`` middleware).
 * :class:`NecessityPruner` - a Runnable (LCEL step or graph node) that drops the documents the
   answer did not use; :func:`pruning_middleware` does the same inside ``create_agent``.
+
+Modules: ``handler`` (callbacks -> run model), ``translate`` (LangChain values -> plain values),
+``install`` (process-wide ``instrument``), ``pruning`` (``NecessityPruner``, middleware).
 """
 
-# ENE names the single-module adapter (``langchain.py``) also exposed; they live in ene_core.
+# ENE names the single-module adapter (``langchain.py``) also exposed; they live in ene_core
+# (``IncompleteRequestError`` is public here too).
 from ene_core import (  # noqa: F401
     Engine,
     EvidenceNecessityGraph,
@@ -36,13 +40,11 @@ from ene_core.runs import (  # noqa: F401
 from .handler import (
     CONTEXT_TAG,
     NecessityCallbackHandler,
-    NecessityPruner,
-    instrument,
-    pruning_middleware,
     report_documents,
     tag_context,
-    uninstrument,
 )
+from .install import instrument, uninstrument
+from .pruning import NecessityPruner, pruning_middleware
 
 __all__ = [
     "CONTEXT_TAG",

@@ -41,6 +41,10 @@ Pruning: :func:`prune_unused` / :func:`aprune_unused` return a copy of a ``Respo
 sufficient set, or of an ``AgentOutput`` whose tool outputs keep only the sources it needed;
 :class:`NecessityQueryEngine` wraps a query (or chat) engine and :class:`NecessityChatEngine` a
 chat engine to do so on every call.
+
+Modules: ``handler`` (event and span taps -> run model), ``translate`` (LlamaIndex values -> run
+model values), ``streams`` (stream taps), ``install`` (process-wide ``instrument``), ``pruning``
+(``prune_unused``), ``engines`` (``NecessityQueryEngine``, ``NecessityChatEngine``).
 """
 
 # ENE names the single-module adapter (``llama_index.py``) also exposed; they live in ene_core.
@@ -64,16 +68,10 @@ from ene_core.pruning import KeepPolicy  # noqa: F401
 from ene_core.results import Mode  # noqa: F401
 from ene_core.runs import normalise  # noqa: F401
 
-from .handler import (
-    NecessityChatEngine,
-    NecessityHandler,
-    NecessityQueryEngine,
-    aprune_unused,
-    installed_handler,
-    instrument,
-    prune_unused,
-    uninstrument,
-)
+from .engines import NecessityChatEngine, NecessityQueryEngine
+from .handler import NecessityHandler
+from .install import installed_handler, instrument, uninstrument
+from .pruning import aprune_unused, prune_unused
 
 __all__ = [
     "NecessityChatEngine",

@@ -1,0 +1,189 @@
+"""Query and chat engines that prune: :class:`NecessityQueryEngine` and
+:class:`NecessityChatEngine` wrap an engine so every answer carries its ENG and (by default)
+only the sources it used."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from llama_index.core.base.base_query_engine import BaseQueryEngine
+from llama_index.core.base.llms.types import ChatMessage, ChatResponse
+from llama_index.core.base.response.schema import (
+    AsyncStreamingResponse,
+    Response,
+    StreamingResponse,
+)
+from llama_index.core.chat_engine.types import (
+    AgentChatResponse,
+    BaseChatEngine,
+    StreamingAgentChatResponse,
+)
+from llama_index.core.schema import QueryBundle
+
+from ene_core import Engine
+from ene_core.pruning import KeepPolicy
+
+from .pruning import _Answered, aprune_unused, prune_unused
+
+
+class _Pruning:
+    """What :class:`NecessityQueryEngine` and :class:`NecessityChatEngine` share."""
+
+    prune: bool
+    engine: Engine | None
+    keep: KeepPolicy
+    timeout: float
+
+    def _options(self, question: str) -> dict[str, Any]:
+        return {
+            "engine": self.engine,
+            "keep": self.keep,
+            "question": question,
+            "timeout": self.timeout,
+        }
+
+    def _finish(self, original: Any, pruned: Any) -> Any:
+        """The pruned copy, or with ``prune=False`` a copy of the original with the graph."""
+        if self.prune:
+            return pruned
+        metadata = dict(getattr(original, "metadata", None) or {})
+        for key in ("ene", "ene_request_id"):
+            if key in pruned.metadata:
+                metadata[key] = pruned.metadata[key]
+        return _Answered(original, pruned.response, []).copy(
+            list(getattr(original, "source_nodes", None) or []), metadata
+        )
+
+    def _now(self, response: Any, question: str) -> Any:
+        return self._finish(response, prune_unused(response, **self._options(question)))
+
+    async def _anow(self, response: Any, question: str) -> Any:
+        return self._finish(response, await aprune_unused(response, **self._options(question)))
+
+
+class NecessityQueryEngine(_Pruning, BaseQueryEngine):
+    """Wraps any query engine so its responses carry their ENG and (by default) pruned sources.
+
+    ``NecessityQueryEngine(index.as_query_engine(), prune=True)`` is a drop-in query engine:
+    ``query`` / ``aquery`` return a copy of the inner engine's response with ``source_nodes``
+    reduced to the minimal sufficient set (see :func:`prune_unused`). A streaming inner engine
+    is consumed first and answered with a plain ``Response``: pruning needs the whole answer.
+    With ``prune=False`` nothing is dropped; the graph is still attached to the copy. This runs
+    on the request path by design; failures keep every node. A chat engine passed here answers
+    each query with ``chat`` / ``achat`` (as a ``Response``); :class:`NecessityChatEngine` keeps
+    the chat interface.
+    """
+
+    def __init__(
+        self,
+        query_engine: BaseQueryEngine | BaseChatEngine,
+        *,
+        prune: bool = True,
+        engine: Engine | None = None,
+        keep: KeepPolicy = "minimal",
+        timeout: float = 30.0,
+    ) -> None:
+        super().__init__(callback_manager=getattr(query_engine, "callback_manager", None))
+        self.query_engine = query_engine
+        self.prune = prune
+        self.engine = engine
+        self.keep = keep
+        self.timeout = timeout
+
+    def _get_prompt_modules(self) -> dict[str, Any]:
+        return {"query_engine": self.query_engine}
+
+    def _query(self, query_bundle: QueryBundle) -> Any:
+        inner = self.query_engine
+        question = query_bundle.query_str
+        if isinstance(inner, BaseChatEngine):
+            return _as_response(self._now(inner.chat(question), question))
+        response = inner.query(query_bundle)
+        if isinstance(response, AsyncStreamingResponse):
+            raise TypeError("an async streaming query engine needs `await engine.aquery(...)`")
+        if isinstance(response, StreamingResponse):
+            response = response.get_response()  # our own call: consuming it changes nothing
+        return self._now(response, question)
+
+    async def _aquery(self, query_bundle: QueryBundle) -> Any:
+        inner = self.query_engine
+        question = query_bundle.query_str
+        if isinstance(inner, BaseChatEngine):
+            return _as_response(await self._anow(await inner.achat(question), question))
+        response = await inner.aquery(query_bundle)
+        if isinstance(response, AsyncStreamingResponse):
+            response = await response.get_response()
+        elif isinstance(response, StreamingResponse):
+            response = await asyncio.to_thread(response.get_response)
+        return await self._anow(response, question)
+
+
+def _as_response(reply: AgentChatResponse) -> Response:
+    """A chat reply as a query engine's ``Response`` (what a query engine must return)."""
+    return Response(reply.response, reply.source_nodes, reply.metadata)
+
+
+class NecessityChatEngine(_Pruning, BaseChatEngine):
+    """Wraps a chat engine: replies are copies with their ENG and (by default) pruned sources.
+
+    ``chat`` / ``achat`` return an ``AgentChatResponse`` copy (see :func:`prune_unused`);
+    ``stream_chat`` / ``astream_chat`` are answered from the full reply (pruning needs the whole
+    answer), wrapped as a finished stream. ``reset`` and ``chat_history`` are the inner engine's.
+    """
+
+    def __init__(
+        self,
+        chat_engine: BaseChatEngine,
+        *,
+        prune: bool = True,
+        engine: Engine | None = None,
+        keep: KeepPolicy = "minimal",
+        timeout: float = 30.0,
+    ) -> None:
+        self.chat_engine = chat_engine
+        self.prune = prune
+        self.engine = engine
+        self.keep = keep
+        self.timeout = timeout
+
+    def reset(self) -> None:
+        self.chat_engine.reset()
+
+    @property
+    def chat_history(self) -> list[Any]:
+        return self.chat_engine.chat_history
+
+    def chat(self, message: str, chat_history: list[Any] | None = None) -> AgentChatResponse:
+        reply = self.chat_engine.chat(message, chat_history)
+        return self._now(reply, message)  # type: ignore[no-any-return]
+
+    async def achat(self, message: str, chat_history: list[Any] | None = None) -> AgentChatResponse:
+        reply = await self.chat_engine.achat(message, chat_history)
+        return await self._anow(reply, message)  # type: ignore[no-any-return]
+
+    def stream_chat(
+        self, message: str, chat_history: list[Any] | None = None
+    ) -> StreamingAgentChatResponse:
+        return _finished_stream(self.chat(message, chat_history))
+
+    async def astream_chat(
+        self, message: str, chat_history: list[Any] | None = None
+    ) -> StreamingAgentChatResponse:
+        return _finished_stream(await self.achat(message, chat_history))
+
+
+def _finished_stream(reply: AgentChatResponse) -> StreamingAgentChatResponse:
+    stream = StreamingAgentChatResponse(
+        response=reply.response,
+        sources=reply.sources,
+        source_nodes=reply.source_nodes,
+        is_writing_to_memory=False,
+    )
+    message = ChatMessage(content=reply.response)
+    stream.chat_stream = (c for c in [ChatResponse(message=message, delta=reply.response)])
+    return stream
+
+
+def _noop(_: BaseException) -> None:
+    return None
