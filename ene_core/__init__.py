@@ -1,7 +1,7 @@
 """ENE: which retrieved chunks did each claim of a RAG answer actually need?
 
 ``import ene_core`` needs only pydantic; the NLI oracle imports torch and transformers lazily,
-``RemoteEngine`` httpx, and ``ene_core.serve`` Ray Serve.
+``RemoteEngine`` httpx, and ``ene serve`` (:mod:`ene_core.service.serve`) Ray Serve.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -35,14 +35,14 @@ from .results import ExpiringDict, NecessityDispatcher, NecessityResult
 from .runs import Message, RunDecision, RunRecorder, dispatch_decision
 
 if TYPE_CHECKING:
-    from .remote import RemoteEngine
+    from .service.remote import RemoteEngine
 
 __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
     if name == "RemoteEngine":  # lazily: only its users need httpx
-        from .remote import RemoteEngine
+        from .service.remote import RemoteEngine
 
         return RemoteEngine
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

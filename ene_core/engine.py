@@ -71,7 +71,8 @@ class Request:
 @runtime_checkable
 class Engine(Protocol):
     """What handlers, pruners and ``ene eval`` need of an engine: :class:`NecessityEngine`
-    (in this process) and :class:`~ene_core.remote.RemoteEngine` (``ene serve``) are both one.
+    (in this process) and :class:`~ene_core.service.remote.RemoteEngine` (``ene serve``) are
+    both one.
 
     ``oracle.name`` says which verifier it runs (pruning compares it with an ENG's);
     ``threshold`` its entailment threshold (``ene eval --resume`` refuses to mix verifiers).

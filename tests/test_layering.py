@@ -85,7 +85,8 @@ def test_ene_core_works_with_the_adapter_libraries_blocked() -> None:
                 return None
 
         sys.meta_path.insert(0, Block())
-        import ene_core, ene_core.cli, ene_core.batch, ene_core.ray_backend, ene_core.viewer
+        import ene_core, ene_core.cli, ene_core.cli.batch, ene_core.cli.ray_backend
+        import ene_core.reports.viewer
         from ene_core.testing import KeywordOracle
 
         eng = ene_core.NecessityEngine(KeywordOracle()).evaluate("Owls hunt.", ["Owls hunt."])
@@ -105,7 +106,7 @@ def test_ene_core_works_with_the_adapter_libraries_blocked() -> None:
 
 
 def test_the_old_ray_import_path_still_works() -> None:
-    from ene_core import ray_backend
+    from ene_core.cli import ray_backend
     from ene_integrations import ray
 
     assert ray.eval_with_ray is ray_backend.eval_with_ray

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from ene_core.batch import NotText, eval_lines, input_files, read_lines
 from ene_core.cli import build_engine, engine_options, main
 from ene_core.cli import make_parser as cli_parser
-from ene_core.ray_backend import eval_with_ray, split_lines
+from ene_core.cli.batch import NotText, eval_lines, input_files, read_lines
+from ene_core.cli.ray_backend import eval_with_ray, split_lines
 
 REQUESTS = [
     {"id": "a", "answer": "Paris is in France. Dogs fly.", "contexts": ["Paris is in France."]},

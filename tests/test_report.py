@@ -227,7 +227,7 @@ def test_intervals_do_not_depend_on_numpy(engs, monkeypatch: pytest.MonkeyPatch)
     pytest.importorskip("numpy")
     many = engs * 5
     with_numpy = summarize(many, seed=2).to_dict()
-    monkeypatch.setattr("ene_core.report._numpy", lambda: None)
+    monkeypatch.setattr("ene_core.reports.report._numpy", lambda: None)
     assert summarize(many, seed=2).to_dict() == with_numpy
 
 

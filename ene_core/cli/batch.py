@@ -4,7 +4,7 @@ Reading: a file is read as bytes and split into lines the way Python reads text 
 ``\\r\\n``, ``\\r``), and each line is decoded on its own, so a line that is not UTF-8 is one bad
 line, not the end of the run. A bad line (not UTF-8, not JSON, not a request) is reported with its
 number and reason; every good line is still evaluated, and :class:`RunSummary` keeps the account.
-Writing the output safely (atomic replace, ``--resume``) is :mod:`ene_core.outputs`.
+Writing the output safely (atomic replace, ``--resume``) is :mod:`ene_core.cli.outputs`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, Literal
 
-from .engine import Engine, Request
-from .errors import EneError, InvalidInputError
+from ..engine import Engine, Request
+from ..errors import EneError, InvalidInputError
 from .progress import Progress
 
 if TYPE_CHECKING:

@@ -19,12 +19,12 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from .errors import EneError
+from ..errors import EneError
 
 if TYPE_CHECKING:
+    from ..engine import Engine
+    from ..graph import EvidenceNecessityGraph
     from .batch import RunSummary
-    from .engine import Engine
-    from .graph import EvidenceNecessityGraph
     from .outputs import ResumeState
 
 EXIT_OK, EXIT_USAGE, EXIT_PARTIAL, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -87,18 +87,18 @@ def build_engine(args: argparse.Namespace) -> Engine:
     """The engine the command line asked for (``--oracle keyword`` needs no model; ``--remote
     URL`` is an ``ene serve`` service, whose own verifier is used)."""
     if getattr(args, "remote", None):
-        from .remote import RemoteEngine
+        from ..service.remote import RemoteEngine
 
         return RemoteEngine(args.remote, timeout=args.remote_timeout)
-    from .engine import NecessityEngine
+    from ..engine import NecessityEngine
 
     citation_base = getattr(args, "citation_base", None)
     base = 1 if citation_base is None else citation_base
     if args.oracle == "keyword":
-        from .testing import KeywordOracle
+        from ..testing import KeywordOracle
 
         return NecessityEngine(KeywordOracle(), args.threshold, citation_base=base)
-    from .oracle import NLIOracle
+    from ..oracle import NLIOracle
 
     oracle = NLIOracle(args.model, device=args.device, batch_size=args.batch_size)
     return NecessityEngine(oracle, args.threshold, citation_base=base)
@@ -156,8 +156,8 @@ def _write_report(
     seed: int = 0,
     sources: Sequence[str] = (),
 ) -> Any:
-    from .report import read_results, summarize
-    from .viewer import render_html
+    from ..reports.report import read_results, summarize
+    from ..reports.viewer import render_html
 
     engs, failed = read_results(results)
     report = summarize(engs, failed, seed=seed)
@@ -369,8 +369,8 @@ def _add_view(sub: Any) -> None:
 
 
 def _cmd_view(args: argparse.Namespace) -> int:
-    from .report import read_results
-    from .viewer import render_html
+    from ..reports.report import read_results
+    from ..reports.viewer import render_html
 
     engs, _ = read_results(args.eng)
     if not engs:
@@ -405,7 +405,7 @@ def _add_schema(sub: Any) -> None:
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
-    from .graph import EvidenceNecessityGraph
+    from ..graph import EvidenceNecessityGraph
 
     print(json.dumps(EvidenceNecessityGraph.json_schema(), indent=2))
     return EXIT_OK
@@ -480,7 +480,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     import signal
     import threading
 
-    from .serve import LIMITS, TOKEN_ENV, Limits, ServeConfig, start, stop
+    from ..service.serve import LIMITS, TOKEN_ENV, Limits, ServeConfig, start, stop
 
     token = args.token or os.environ.get(TOKEN_ENV) or None
     if not token and args.host not in ("127.0.0.1", "localhost", "::1"):
@@ -533,7 +533,7 @@ def _add_serve(sub: Any) -> None:
     p.add_argument(
         "--batch-wait-ms", type=float, default=5.0, help="wait to fill a batch (default 5 ms)"
     )
-    for flag, text in (  # defaults: ene_core.serve.Limits
+    for flag, text in (  # defaults: ene_core.service.serve.Limits
         ("--max-body-bytes", "bytes in one HTTP body (default 16 MiB)"),
         ("--max-requests", "requests in one POST (default 256)"),
         ("--max-contexts", "contexts in one request (default 256)"),

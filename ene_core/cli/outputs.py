@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine import Engine
+from ..errors import EneError
 from .batch import Item
-from .engine import Engine
-from .errors import EneError
 
 
 def check_output(output: str, files: Sequence[str], *, shard_dir: str | None = None) -> str:

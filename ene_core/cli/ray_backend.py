@@ -4,8 +4,8 @@ Ray Data reads the input files (local paths, a directory of shards, or any URI p
 e.g. ``s3://bucket/requests/``), splits them into lines exactly as Python reads text files, and
 sends batches of lines to a pool of :class:`EvaluationActor` actors, each of which loads the
 oracle once. With ``preserve_order`` the driver receives the outcomes in input order and writes
-them with the same :class:`~ene_core.cli.OutcomeWriter` as the single-process path, so the output
-lines are the same (up to ``stats``, which records timing and cache hits).
+them with the same :class:`~ene_core.cli.batch.OutcomeWriter` as the single-process path, so the
+output lines are the same (up to ``stats``, which records timing and cache hits).
 
 The same code runs on a laptop (``ray.init()`` starts a local instance) and on a cluster (set
 ``RAY_ADDRESS`` or pass ``address``; see docs/scale-out.md).
@@ -19,6 +19,7 @@ import os
 from collections.abc import Sequence
 from typing import IO, Any
 
+from ..errors import EneError
 from .batch import (
     NotText,
     Outcome,
@@ -29,7 +30,6 @@ from .batch import (
     evaluate_lines,
     split_byte_lines,
 )
-from .errors import EneError
 from .outputs import AtomicOutput
 from .progress import Progress
 
@@ -38,7 +38,7 @@ class EvaluationActor:
     """A Ray Data callable class: builds the engine (loads the oracle) once per actor."""
 
     def __init__(self, options: dict[str, Any]) -> None:
-        from .cli import build_engine
+        from .commands import build_engine
 
         self.engine = build_engine(argparse.Namespace(**options))
 
@@ -59,7 +59,7 @@ class EvaluationActor:
 
 def split_lines(row: dict[str, Any]) -> list[dict[str, str]]:
     """One file's bytes as lines, split and decoded the way the local path reads them
-    (:func:`ene_core.batch.read_lines`); a line that is not UTF-8 carries its ``problem``."""
+    (:func:`ene_core.cli.batch.read_lines`); a line that is not UTF-8 carries its ``problem``."""
     rows = []
     for n, raw in enumerate(split_byte_lines(row["bytes"])):
         line = decode_line(raw, first=n == 0)
@@ -98,7 +98,7 @@ def eval_with_ray(
     ``engine_options`` are the ``ene eval`` engine flags (:func:`ene_core.cli.engine_options`).
     Connects to ``address`` (or ``RAY_ADDRESS``), else starts a local Ray, unless Ray is
     already initialised in this process. ``output`` is replaced only when the run ends
-    (:class:`~ene_core.outputs.AtomicOutput`).
+    (:class:`~ene_core.cli.outputs.AtomicOutput`).
     """
     try:
         import ray

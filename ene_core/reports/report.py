@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import ENGFormatError
-from .graph import EvidenceNecessityGraph
+from ..errors import ENGFormatError
+from ..graph import EvidenceNecessityGraph
 
 CLAIM_CLASSES = ("unsupported", "contradicted", "fragile", "joint", "robust")
 MAX_GROUPS = 20  # a metadata field with more distinct values is an id, not a breakdown

@@ -14,7 +14,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .graph import SOURCE_KEY, Claim, ContextNode, EvidenceNecessityGraph
+from ..graph import SOURCE_KEY, Claim, ContextNode, EvidenceNecessityGraph
 from .report import REQUEST_COLUMNS, Group, Mean, Rate, Report, RequestRow, interval, percent
 
 COLORS = {

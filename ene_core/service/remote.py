@@ -26,10 +26,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from . import errors
-from .batcher import Overflow
-from .engine import Request, _jsonable
-from .errors import (
+from .. import errors
+from ..batcher import Overflow
+from ..engine import Request, _jsonable
+from ..errors import (
     EneError,
     EngineClosedError,
     EngineOverloadedError,
@@ -40,7 +40,7 @@ from .errors import (
     ServiceTimeoutError,
     ServiceUnavailableError,
 )
-from .graph import EvidenceNecessityGraph
+from ..graph import EvidenceNecessityGraph
 
 TOKEN_ENV = "ENE_SERVE_TOKEN"
 RETRY_STATUS = frozenset({429, 502, 503, 504})

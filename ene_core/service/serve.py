@@ -29,10 +29,10 @@ from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from .batch import request_from_item
-from .engine import NecessityEngine, Request
-from .errors import EneError, InvalidInputError, LimitExceededError
-from .graph import SCHEMA_VERSION
+from ..cli.batch import request_from_item
+from ..engine import NecessityEngine, Request
+from ..errors import EneError, InvalidInputError, LimitExceededError
+from ..graph import SCHEMA_VERSION
 
 TOKEN_ENV = "ENE_SERVE_TOKEN"
 logger = logging.getLogger("ene")
@@ -323,7 +323,7 @@ def build_app(
 
     class EneService:
         def __init__(self, options: dict[str, Any], limits: Limits, digest: str | None) -> None:
-            from .cli import build_engine
+            from ..cli.commands import build_engine
 
             engine = build_engine(argparse.Namespace(**options))
             if not isinstance(engine, NecessityEngine):
