@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import errors
+from ..assembly import _jsonable
 from ..batcher import Overflow
-from ..engine import Request, _jsonable
+from ..engine import Request
 from ..errors import (
     EneError,
     EngineClosedError,

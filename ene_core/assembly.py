@@ -1,0 +1,215 @@
+"""The ENG of one request, assembled from its rounds' scores: claims (verdict, class, necessary
+contexts), contexts (used, necessity score), the minimal sufficient set, citation scores, counts,
+stats and warnings, mapped back from the canonical context order to the caller's."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .citations import answer_scores, out_of_range
+from .claims import Segment
+from .graph import Claim, ContextNode, Counts, EvidenceNecessityGraph, RunStats, Verifier
+from .oracle import Scores, SupportOracle, Verdict
+from .premise import PremisePacker
+from .request import Request
+from .scoring import _Tally
+
+
+class GraphAssembly:
+    """:meth:`_graph`: a part of :class:`~ene_core.engine.NecessityEngine`."""
+
+    oracle: SupportOracle
+    threshold: float
+    contradiction_threshold: float
+    packer: PremisePacker
+    support_matrix: bool
+
+    def _graph(
+        self,
+        request: Request,
+        order: list[int],
+        segments: list[Segment],
+        baseline: dict[int, Scores],
+        verdicts: Mapping[int, Verdict],
+        without: dict[int, list[Scores]],
+        necessary: dict[int, list[int]],
+        blame: dict[int, list[int]],
+        single: dict[int, list[Scores]],
+        kept: list[int],
+        citing: dict[int, tuple[bool, list[int]]] | None,
+        base_number: int,
+        tally: _Tally,
+        tokens: Mapping[str, int],
+    ) -> EvidenceNecessityGraph:
+        """Assemble the graph, mapping canonical context positions back to the user's.
+
+        ``citing``: claim -> (its cited chunks entail it, its imprecise markers), for the
+        claims that carry markers; ``None`` when citations are not checked (no markers).
+        """
+        n = len(order)
+        now = time.perf_counter()
+        rank = {user: r for r, user in enumerate(order)}
+
+        def to_user(positions: Iterable[int]) -> list[int]:
+            return sorted(order[r] for r in positions)
+
+        def by_user(row: Sequence[float]) -> list[float]:
+            return [row[rank[u]] for u in range(n)]
+
+        claims: list[Claim] = []
+        drops = [0.0] * n  # canonical order, so the float sum below is order-free too
+        for k, seg in enumerate(segments):
+            if k not in verdicts:
+                claims.append(
+                    Claim(
+                        index=k,
+                        text=seg.text,
+                        span=(seg.start, seg.end),
+                        kind=seg.kind,
+                        cited=list(seg.cited),
+                    )
+                )
+                continue
+            status = verdicts[k]
+            loo = without.get(k)
+            if loo is not None:
+                for i, s in enumerate(loo):
+                    drops[i] += max(0.0, baseline[k].entail - s.entail)
+            row = [s.entail for s in single[k]] if self.support_matrix and k in single else None
+            need = to_user(necessary.get(k, []))
+            cite_ok, unneeded = (citing or {}).get(k, (False, []))
+            claims.append(
+                Claim(
+                    index=k,
+                    text=seg.text,
+                    span=(seg.start, seg.end),
+                    kind=seg.kind,
+                    cited=list(seg.cited),
+                    citation_supported=None if citing is None else cite_ok,
+                    citations_unneeded=unneeded,
+                    citations_missing=[]
+                    if citing is None
+                    else [m for m in (i + base_number for i in need) if m not in seg.cited],
+                    status=status,
+                    classification=_classify(status, necessary.get(k, [])),
+                    p_entail=baseline[k].entail,
+                    p_contra=baseline[k].contra,
+                    necessary=need,
+                    contradicted_by=to_user(blame.get(k, [])),
+                    p_entail_without=by_user([s.entail for s in loo]) if loo is not None else None,
+                    support_row=by_user(row) if row is not None else None,
+                    uncertainty=(1.0 - sum(row) / len(row)) if row else None,
+                    premise_truncated=baseline[k].truncated,
+                )
+            )
+        total_drop = sum(drops)
+        used = set(to_user(kept))
+        contexts = [
+            ContextNode(
+                index=i,
+                id=c.id,
+                text=c.text,
+                metadata=_jsonable(c.metadata),
+                tokens=tokens[c.text],
+                used=i in used,
+                necessary_for=[k for k, need in necessary.items() if rank[i] in need],
+                necessity_score=drops[rank[i]] / total_drop if total_drop > 0 else 0.0,
+            )
+            for i, c in enumerate(request.contexts)
+        ]
+        recall, precision = answer_scores(
+            [
+                (bool(c.citation_supported), len(c.cited), len(c.citations_unneeded))
+                for c in claims
+                if c.checkable
+            ],
+            citing is not None,
+        )
+        warnings = _warnings(request, segments)
+        if citing is not None:
+            warnings += out_of_range(segments, base_number, n)
+        return EvidenceNecessityGraph(
+            id=request.id,
+            question=request.question,
+            answer=request.answer,
+            claims=claims,
+            contexts=contexts,
+            minimal_sufficient_set=to_user(kept),
+            citation_recall=recall,
+            citation_precision=precision,
+            citation_base=None if citing is None else base_number,
+            verifier=Verifier(
+                model=self.oracle.name,
+                revision=self.oracle.revision,
+                threshold=self.threshold,
+                contradiction_threshold=self.contradiction_threshold,
+                packing=self.packer.describe(),
+            ),
+            counts=_counts(claims, contexts),
+            stats=RunStats(
+                oracle_checks=tally.checks,
+                forward_pairs=tally.forward,
+                cache_hits=tally.hits,
+                empty_premises=tally.empty,
+                truncated_premises=tally.truncated,
+                duration_ms=round((now - tally.started) * 1000, 3),
+                compute_ms=round((tally.compute + now - tally.step_started) * 1000, 3),
+            ),
+            warnings=warnings,
+        )
+
+
+def _classify(status: str, necessary: list[int]) -> Any:
+    if status != "supported":
+        return status
+    return {0: "robust", 1: "fragile"}.get(len(necessary), "joint")
+
+
+def _counts(claims: list[Claim], contexts: list[ContextNode]) -> Counts:
+    checkable = [c for c in claims if c.checkable]
+
+    def count(attr: str, value: str) -> int:
+        return sum(getattr(c, attr) == value for c in checkable)
+
+    used = [c for c in contexts if c.used]
+    return Counts(
+        claims=len(claims),
+        checkable_claims=len(checkable),
+        supported=count("status", "supported"),
+        contradicted=count("status", "contradicted"),
+        unsupported=count("status", "unsupported"),
+        fragile=count("classification", "fragile"),
+        joint=count("classification", "joint"),
+        robust=count("classification", "robust"),
+        contexts=len(contexts),
+        contexts_used=len(used),
+        contexts_unused=len(contexts) - len(used),
+        tokens_kept=sum(c.tokens for c in used),
+        tokens_saved=sum(c.tokens for c in contexts if not c.used),
+    )
+
+
+def _warnings(request: Request, segments: list[Segment]) -> list[str]:
+    warnings = []
+    if not request.answer.strip():
+        warnings.append("answer is empty: there is nothing to verify")
+    elif not any(s.checkable for s in segments):
+        warnings.append("answer has no checkable claims (only questions, refusals or headings)")
+    if not request.contexts:
+        warnings.append("no contexts: every claim is unsupported")
+    ids = [c.id for c in request.contexts]
+    if len(set(ids)) != len(ids):
+        warnings.append("duplicate context ids: refer to contexts by index")
+    return warnings
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)

@@ -1,0 +1,164 @@
+"""The plan of one request (the semantics), in rounds of checks: every claim's baseline support
+(with its cited chunks), leave-one-out for the supported claims, who contradicts the contradicted
+ones, each cited chunk alone and the cited set without it, the support matrix on request, and
+the minimal sufficient set; then the ENG.
+
+Everything works on the contexts in canonical order (by content), so no result depends on the
+order they were passed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+
+from .assembly import GraphAssembly
+from .citations import Citations, check_base, resolve
+from .claims import split_claims
+from .contexts import canonical_order
+from .minimal_set import MinimalSet
+from .oracle import Scores
+from .request import Request
+from .scoring import Check, Plan, _Tally
+
+
+class PlanRounds(MinimalSet, GraphAssembly):
+    """:meth:`_plan`: yields each round's checks, receives their scores, returns the ENG; a part of
+    :class:`~ene_core.engine.NecessityEngine`."""
+
+    check_citations: bool
+    citation_base: int
+
+    def _plan(self, request: Request, tally: _Tally, tokens: Mapping[str, int]) -> Plan:
+        # Everything below works on the contexts in canonical order (by content), so the
+        # premises, tie-breaks and float sums never depend on the order they were passed in;
+        # ``_graph`` maps indices back to the user's order.
+        order = canonical_order(request.contexts)
+        segments = split_claims(request.answer)
+        n = len(order)
+        index = self.packer.index([request.contexts[i].text for i in order])
+        claims = [k for k, s in enumerate(segments) if s.checkable]
+        everything = range(n)
+        # Citations are checked when the answer has markers (anywhere, even on a non-claim).
+        checking = self.check_citations and any(s.cited for s in segments)
+        base_number = check_base(self.citation_base)
+        position = {user: r for r, user in enumerate(order)}
+        cites = {
+            k: resolve(segments[k].cited, base_number, position)
+            for k in (claims if checking else [])
+            if segments[k].cited
+        }
+        cited = [k for k in cites if cites[k].cited]  # citing at least one existing chunk
+
+        def check(k: int, keep: Iterable[int] | None) -> Check:
+            return index.premise(segments[k].text, None if keep is None else set(keep)), segments[
+                k
+            ].text
+
+        # Citations ride along: the cited set with the baseline, each cited chunk alone and
+        # the set without it with leave-one-out (only for a set of two or more that entails).
+        first = yield [check(k, None) for k in claims] + [check(k, cites[k].cited) for k in cited]
+        base, cited_set = first[: len(claims)], first[len(claims) :]
+        baseline = dict(zip(claims, base, strict=True))
+        entailed = {
+            k: self._decide(s) == "supported" for k, s in zip(cited, cited_set, strict=True)
+        }
+        several = [k for k in cited if entailed[k] and len(cites[k].cited) > 1]
+        verdicts = {k: self._decide(baseline[k]) for k in claims}
+        supported = [k for k in claims if verdicts[k] == "supported"]
+        contradicted = [k for k in claims if verdicts[k] == "contradicted"]
+        # Suspects of a contradiction: the contexts that fed the premise that contradicted it.
+        suspects = {k: sorted(index.premise(segments[k].text).contexts) for k in contradicted}
+
+        loo_checks = [
+            check(k, (j for j in everything if j != i)) for k in supported for i in everything
+        ]
+        alone_checks = [check(k, (i,)) for k in contradicted for i in suspects[k]]
+        cite_checks = [
+            check(k, keep)
+            for k in several
+            for i in cites[k].cited
+            for keep in ((i,), tuple(j for j in cites[k].cited if j != i))
+        ]
+        both = yield loo_checks + alone_checks + cite_checks
+        split = len(loo_checks) + len(alone_checks)
+        loo, alone = both[: len(loo_checks)], both[len(loo_checks) : split]
+        citing = self._citing(cites, entailed, several, both[split:])
+        without = {k: loo[s * n : (s + 1) * n] for s, k in enumerate(supported)}
+        necessary = {
+            k: [i for i in everything if self._decide(without[k][i]) != "supported"]
+            for k in supported
+        }
+        blame = yield from self._contradictors(check, n, contradicted, suspects, alone)
+
+        single: dict[int, list[Scores]] = {}
+        wanted = claims if self.support_matrix else []
+        if wanted and n:
+            flat = yield [check(k, (i,)) for k in wanted for i in everything]
+            single = {k: flat[s * n : (s + 1) * n] for s, k in enumerate(wanted)}
+
+        kept = yield from self._minimal_set(index, segments, supported, necessary, single, n)
+        return self._graph(
+            request,
+            order,
+            segments,
+            baseline,
+            verdicts,
+            without,
+            necessary,
+            blame,
+            single,
+            kept,
+            citing if checking else None,
+            base_number,
+            tally,
+            tokens,
+        )
+
+    def _citing(
+        self,
+        cites: Mapping[int, Citations],
+        entailed: Mapping[int, bool],
+        several: Sequence[int],
+        scores: Sequence[Scores],
+    ) -> dict[int, tuple[bool, list[int]]]:
+        """Per claim with markers: whether its cited chunks entail it, and its imprecise
+        markers. ``scores``: for each claim of ``several``, each cited chunk alone, then the
+        cited set without it."""
+        verdicts = iter(self._decide(s) == "supported" for s in scores)
+        out = {}
+        for k, found in cites.items():
+            alone: dict[int, bool] = {}
+            rest: dict[int, bool] = {}
+            if k in several:
+                for i in found.cited:
+                    alone[i], rest[i] = next(verdicts), next(verdicts)
+            ok = entailed.get(k, False)
+            out[k] = (ok, found.unneeded(ok, alone, rest))
+        return out
+
+    def _contradictors(
+        self,
+        check: Callable[[int, Iterable[int] | None], Check],
+        n: int,
+        contradicted: list[int],
+        suspects: dict[int, list[int]],
+        alone: list[Scores],
+    ) -> Generator[list[Check], list[Scores], dict[int, list[int]]]:
+        """``contradicted_by`` of each contradicted claim, among the contexts of its premise:
+        those that contradict it on their own; if none does, those whose removal lifts the
+        contradiction; if none does either, all of them (only together do they contradict)."""
+        scores = iter(alone)
+        blame = {
+            k: [i for i in suspects[k] if self._decide(next(scores)) == "contradicted"]
+            for k in contradicted
+        }
+        joint = [k for k in contradicted if not blame[k]]
+        if joint:
+            checks = [check(k, (j for j in range(n) if j != i)) for k in joint for i in suspects[k]]
+            lifted = iter((yield checks))
+            for k in joint:
+                outcome = [self._decide(next(lifted)) for _ in suspects[k]]
+                blame[k] = [
+                    i for i, v in zip(suspects[k], outcome, strict=True) if v != "contradicted"
+                ] or list(suspects[k])
+        return blame
