@@ -1,14 +1,18 @@
 """One evaluation: :class:`Request` (an answer, its contexts and optionally the question), built
-and checked from what callers pass."""
+and checked from what callers pass; and its JSON form (:func:`request_from_item`), shared by
+``ene eval`` input lines and ``ene serve`` request bodies."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .contexts import Context, to_contexts
 from .errors import InvalidInputError
+
+REQUIRED_FIELDS = ("answer", "contexts")
 
 
 @dataclass(frozen=True)
@@ -39,3 +43,36 @@ class Request:
         if not isinstance(item, Mapping) or "answer" not in item:
             raise InvalidInputError("each request needs an 'answer' (and usually 'contexts')")
         return cls.build(item["answer"], item.get("contexts"), item.get("question"), item.get("id"))
+
+
+def parse_request(line: str) -> Request:
+    """One JSONL line as a request; raises :class:`InvalidInputError` saying what is wrong."""
+    try:
+        item = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"not valid JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        raise InvalidInputError("not valid JSON: nested too deeply") from None
+    return request_from_item(item)
+
+
+def request_from_item(item: Any) -> Request:
+    """One decoded JSON value as a request (``ene eval`` lines, ``ene serve`` bodies)."""
+    if not isinstance(item, dict):
+        raise InvalidInputError(
+            f"not a request: a line must be a JSON object, got {_json_type(item)}"
+        )
+    missing = [name for name in REQUIRED_FIELDS if name not in item]
+    if missing:
+        names = " and ".join(repr(name) for name in missing)
+        raise InvalidInputError(f"missing {names} (each line needs 'answer' and 'contexts')")
+    if item.get("id") is not None and not isinstance(item["id"], (str, int)):
+        raise InvalidInputError(f"id must be a string or a number, got {_json_type(item['id'])}")
+    return Request.from_mapping(item)
+
+
+def _json_type(value: Any) -> str:
+    names = {list: "an array", str: "a string", bool: "a boolean", dict: "an object"}
+    if value is None:
+        return "null"
+    return names.get(type(value), "a number")

@@ -21,7 +21,8 @@ import pytest
 
 from ene_core import EvidenceNecessityGraph
 from ene_core.cli import EXAMPLE_LINES, main
-from ene_core.cli.batch import count_lines, eval_lines, parse_line, read_lines
+from ene_core.cli.batch import eval_lines
+from ene_core.cli.inputs import count_lines, parse_line, read_lines
 from ene_core.cli.outputs import AtomicOutput, ResumeState, record_key
 from ene_core.cli.progress import Progress, progress_wanted
 from ene_core.testing import KeywordOracle
@@ -459,7 +460,7 @@ def test_read_lines_splits_across_read_boundaries(
     whole = list(read_lines([str(path)]))
     assert [type(x).__name__ for x in whole] == ["str", "str", "NotText", "str", "str", "str"]
     for size in range(1, 8):  # every cut, a \r\n split between two reads included
-        monkeypatch.setattr("ene_core.cli.batch.READ_SIZE", size)
+        monkeypatch.setattr("ene_core.cli.inputs.READ_SIZE", size)
         assert list(read_lines([str(path)])) == whole
         assert count_lines([str(path)]) == len(whole)
 

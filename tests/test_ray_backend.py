@@ -11,7 +11,8 @@ import pytest
 
 from ene_core.cli import build_engine, engine_options, main
 from ene_core.cli import make_parser as cli_parser
-from ene_core.cli.batch import NotText, eval_lines, input_files, read_lines
+from ene_core.cli.batch import eval_lines
+from ene_core.cli.inputs import NotText, input_files, read_lines
 from ene_core.cli.ray_backend import eval_with_ray, split_lines
 
 REQUESTS = [

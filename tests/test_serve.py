@@ -39,9 +39,9 @@ from ene_core import (  # noqa: E402
     ServiceUnavailableError,
 )
 from ene_core.cli import build_engine, main  # noqa: E402
-from ene_core.cli.batch import parse_request  # noqa: E402
 from ene_core.graph import SCHEMA_VERSION  # noqa: E402
 from ene_core.remote import RemoteEngine  # noqa: E402
+from ene_core.request import parse_request  # noqa: E402
 from ene_core.serve import Limits, ServeConfig, Service  # noqa: E402
 from ene_core.testing import KeywordOracle  # noqa: E402
 

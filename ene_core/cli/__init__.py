@@ -8,8 +8,8 @@
 """
 
 from ..errors import EneError  # noqa: F401  (``ene_core.cli`` was one module that exposed it)
+from ..service.options import ENGINE_OPTIONS, build_engine, engine_options
 from .commands import (
-    ENGINE_OPTIONS,
     EVAL_EPILOG,
     EXAMPLE_LINES,
     EXIT_INTERRUPTED,
@@ -17,8 +17,6 @@ from .commands import (
     EXIT_PARTIAL,
     EXIT_USAGE,
     SUBCOMMANDS,
-    build_engine,
-    engine_options,
     main,
     make_parser,
     render,

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..errors import EneError
+from ..service.options import build_engine, engine_options
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -83,35 +84,6 @@ class _Parser(argparse.ArgumentParser):
 
 
 # -- shared ---------------------------------------------------------------------------------------
-def build_engine(args: argparse.Namespace) -> Engine:
-    """The engine the command line asked for (``--oracle keyword`` needs no model; ``--remote
-    URL`` is an ``ene serve`` service, whose own verifier is used)."""
-    if getattr(args, "remote", None):
-        from ..service.remote import RemoteEngine
-
-        return RemoteEngine(args.remote, timeout=args.remote_timeout)
-    from ..engine import NecessityEngine
-
-    citation_base = getattr(args, "citation_base", None)
-    base = 1 if citation_base is None else citation_base
-    if args.oracle == "keyword":
-        from ..testing import KeywordOracle
-
-        return NecessityEngine(KeywordOracle(), args.threshold, citation_base=base)
-    from ..oracle import NLIOracle
-
-    oracle = NLIOracle(args.model, device=args.device, batch_size=args.batch_size)
-    return NecessityEngine(oracle, args.threshold, citation_base=base)
-
-
-ENGINE_OPTIONS = ("oracle", "model", "threshold", "batch_size", "device", "citation_base")
-
-
-def engine_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The engine flags as a plain dict: ``build_engine(argparse.Namespace(**options))``."""
-    return {name: getattr(args, name) for name in ENGINE_OPTIONS}
-
-
 def _add_engine_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model", help="local NLI model directory (with config.json), default: ene-nli-mini"
@@ -235,14 +207,14 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from . import batch, outputs
+    from . import inputs, outputs
     from .progress import Progress, progress_wanted
 
     if args.resume and args.backend == "ray":
         raise EneError("--resume works with the local backend only (drop --backend ray)")
     if args.remote and args.backend == "ray":
         raise EneError("--remote evaluates on an ene serve service: drop --backend ray")
-    files = batch.input_files(args.input)
+    files = inputs.input_files(args.input)
     shards = args.input if os.path.isdir(args.input) else None
     outputs.check_output(args.output, files, shard_dir=shards)
     if args.report:  # checked now, not after the run
@@ -282,10 +254,10 @@ def _run_local(
     state: ResumeState | None,
     show: bool,
 ) -> tuple[RunSummary, bool]:
-    from . import batch, outputs
+    from . import batch, inputs, outputs
     from .progress import Progress
 
-    total = batch.count_lines(files) if show else None
+    total = inputs.count_lines(files) if show else None
     output: outputs.AtomicOutput | outputs.AppendOutput = (
         outputs.AppendOutput(args.output, state)
         if state is not None
@@ -295,7 +267,7 @@ def _run_local(
         with _sigterm_as_interrupt(), Progress(total, enabled=show) as progress:
             summary = batch.eval_lines(
                 engine,
-                batch.read_lines(files),
+                inputs.read_lines(files),
                 output,
                 on_error=args.on_error,
                 progress=progress,

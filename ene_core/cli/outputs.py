@@ -21,7 +21,7 @@ from typing import Any
 
 from ..engine import Engine
 from ..errors import EneError
-from .batch import Item
+from .inputs import Item
 
 
 def check_output(output: str, files: Sequence[str], *, shard_dir: str | None = None) -> str:

@@ -20,16 +20,8 @@ from collections.abc import Sequence
 from typing import IO, Any
 
 from ..errors import EneError
-from .batch import (
-    NotText,
-    Outcome,
-    OutcomeWriter,
-    RawLine,
-    RunSummary,
-    decode_line,
-    evaluate_lines,
-    split_byte_lines,
-)
+from .batch import Outcome, OutcomeWriter, RunSummary, evaluate_lines
+from .inputs import NotText, RawLine, decode_line, split_byte_lines
 from .outputs import AtomicOutput
 from .progress import Progress
 
@@ -38,7 +30,7 @@ class EvaluationActor:
     """A Ray Data callable class: builds the engine (loads the oracle) once per actor."""
 
     def __init__(self, options: dict[str, Any]) -> None:
-        from .commands import build_engine
+        from ..service.options import build_engine
 
         self.engine = build_engine(argparse.Namespace(**options))
 
@@ -59,7 +51,7 @@ class EvaluationActor:
 
 def split_lines(row: dict[str, Any]) -> list[dict[str, str]]:
     """One file's bytes as lines, split and decoded the way the local path reads them
-    (:func:`ene_core.cli.batch.read_lines`); a line that is not UTF-8 carries its ``problem``."""
+    (:func:`ene_core.cli.inputs.read_lines`); a line that is not UTF-8 carries its ``problem``."""
     rows = []
     for n, raw in enumerate(split_byte_lines(row["bytes"])):
         line = decode_line(raw, first=n == 0)
@@ -95,10 +87,10 @@ def eval_with_ray(
 ) -> RunSummary:
     """Evaluate the JSONL ``paths`` (in order) into ``output``; returns the run's summary.
 
-    ``engine_options`` are the ``ene eval`` engine flags (:func:`ene_core.cli.engine_options`).
-    Connects to ``address`` (or ``RAY_ADDRESS``), else starts a local Ray, unless Ray is
-    already initialised in this process. ``output`` is replaced only when the run ends
-    (:class:`~ene_core.cli.outputs.AtomicOutput`).
+    ``engine_options`` are the ``ene eval`` engine flags
+    (:func:`ene_core.service.options.engine_options`). Connects to ``address`` (or
+    ``RAY_ADDRESS``), else starts a local Ray, unless Ray is already initialised in this process.
+    ``output`` is replaced only when the run ends (:class:`~ene_core.cli.outputs.AtomicOutput`).
     """
     try:
         import ray

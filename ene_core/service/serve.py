@@ -29,10 +29,10 @@ from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from ..cli.batch import request_from_item
 from ..engine import NecessityEngine, Request
 from ..errors import EneError, InvalidInputError, LimitExceededError
 from ..graph import SCHEMA_VERSION
+from ..request import request_from_item
 
 TOKEN_ENV = "ENE_SERVE_TOKEN"
 logger = logging.getLogger("ene")
@@ -312,8 +312,8 @@ def build_app(
 ) -> Any:
     """The Ray Serve application (``Deployment.bind(...)``) of the ENE service.
 
-    ``engine_options`` are the engine flags (:func:`ene_core.cli.engine_options`); each replica
-    builds its engine from them, so the verifier loads once per replica.
+    ``engine_options`` are the engine flags (:func:`ene_core.service.options.engine_options`);
+    each replica builds its engine from them, so the verifier loads once per replica.
     """
     from ray import serve
     from starlette.requests import Request as HTTPRequest
@@ -323,7 +323,7 @@ def build_app(
 
     class EneService:
         def __init__(self, options: dict[str, Any], limits: Limits, digest: str | None) -> None:
-            from ..cli.commands import build_engine
+            from .options import build_engine
 
             engine = build_engine(argparse.Namespace(**options))
             if not isinstance(engine, NecessityEngine):
