@@ -26,6 +26,7 @@ from .errors import (
     ServiceError,
     ServiceTimeoutError,
     ServiceUnavailableError,
+    StreamClosedError,
 )
 from .graph import SCHEMA_VERSION, Claim, ContextNode, EvidenceNecessityGraph
 from .oracle import NLIOracle, Scores, SupportOracle, decide
@@ -33,6 +34,7 @@ from .premise import PremisePacker
 from .pruning import PruneResult, prune
 from .results import ExpiringDict, NecessityDispatcher, NecessityResult
 from .runs import Message, RunDecision, RunRecorder, dispatch_decision
+from .streaming import ClaimStream
 
 if TYPE_CHECKING:
     from .service.remote import RemoteEngine
@@ -51,6 +53,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "SCHEMA_VERSION",
     "Claim",
+    "ClaimStream",
     "Context",
     "ContextNode",
     "ENGFormatError",
@@ -85,6 +88,7 @@ __all__ = [
     "ServiceError",
     "ServiceTimeoutError",
     "ServiceUnavailableError",
+    "StreamClosedError",
     "SupportOracle",
     "decide",
     "default_engine",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .citations import answer_scores, out_of_range
@@ -15,6 +16,24 @@ from .oracle import Scores, SupportOracle, Verdict
 from .premise import PremisePacker
 from .request import Request
 from .scoring import _Tally
+
+
+@dataclass(frozen=True)
+class ClaimRounds:
+    """What the rounds found for each claim on its own (keys: segment indices; contexts in
+    canonical order): baseline scores and verdicts, the scores with each context left out and
+    the contexts each supported claim needs, who contradicts each contradicted claim, the
+    support-matrix rows, and per claim with markers (its cited chunks entail it, its imprecise
+    markers)."""
+
+    baseline: dict[int, Scores]
+    verdicts: dict[int, Verdict]
+    without: dict[int, list[Scores]]
+    necessary: dict[int, list[int]]
+    blame: dict[int, list[int]]
+    single: dict[int, list[Scores]]
+    citing: dict[int, tuple[bool, list[int]]]
+    supported: list[int]
 
 
 class GraphAssembly:
@@ -31,12 +50,7 @@ class GraphAssembly:
         request: Request,
         order: list[int],
         segments: list[Segment],
-        baseline: dict[int, Scores],
-        verdicts: Mapping[int, Verdict],
-        without: dict[int, list[Scores]],
-        necessary: dict[int, list[int]],
-        blame: dict[int, list[int]],
-        single: dict[int, list[Scores]],
+        found: ClaimRounds,
         kept: list[int],
         citing: dict[int, tuple[bool, list[int]]] | None,
         base_number: int,
@@ -55,55 +69,13 @@ class GraphAssembly:
         def to_user(positions: Iterable[int]) -> list[int]:
             return sorted(order[r] for r in positions)
 
-        def by_user(row: Sequence[float]) -> list[float]:
-            return [row[rank[u]] for u in range(n)]
-
         claims: list[Claim] = []
         drops = [0.0] * n  # canonical order, so the float sum below is order-free too
         for k, seg in enumerate(segments):
-            if k not in verdicts:
-                claims.append(
-                    Claim(
-                        index=k,
-                        text=seg.text,
-                        span=(seg.start, seg.end),
-                        kind=seg.kind,
-                        cited=list(seg.cited),
-                    )
-                )
-                continue
-            status = verdicts[k]
-            loo = without.get(k)
-            if loo is not None:
-                for i, s in enumerate(loo):
-                    drops[i] += max(0.0, baseline[k].entail - s.entail)
-            row = [s.entail for s in single[k]] if self.support_matrix and k in single else None
-            need = to_user(necessary.get(k, []))
-            cite_ok, unneeded = (citing or {}).get(k, (False, []))
-            claims.append(
-                Claim(
-                    index=k,
-                    text=seg.text,
-                    span=(seg.start, seg.end),
-                    kind=seg.kind,
-                    cited=list(seg.cited),
-                    citation_supported=None if citing is None else cite_ok,
-                    citations_unneeded=unneeded,
-                    citations_missing=[]
-                    if citing is None
-                    else [m for m in (i + base_number for i in need) if m not in seg.cited],
-                    status=status,
-                    classification=_classify(status, necessary.get(k, [])),
-                    p_entail=baseline[k].entail,
-                    p_contra=baseline[k].contra,
-                    necessary=need,
-                    contradicted_by=to_user(blame.get(k, [])),
-                    p_entail_without=by_user([s.entail for s in loo]) if loo is not None else None,
-                    support_row=by_user(row) if row is not None else None,
-                    uncertainty=(1.0 - sum(row) / len(row)) if row else None,
-                    premise_truncated=baseline[k].truncated,
-                )
-            )
+            for i, s in enumerate(found.without.get(k, [])):
+                drops[i] += max(0.0, found.baseline[k].entail - s.entail)
+            claims.append(self._claim(k, seg, order, found, citing, base_number))
+        necessary = found.necessary
         total_drop = sum(drops)
         used = set(to_user(kept))
         contexts = [
@@ -158,6 +130,64 @@ class GraphAssembly:
                 compute_ms=round((tally.compute + now - tally.step_started) * 1000, 3),
             ),
             warnings=warnings,
+        )
+
+    def _claim(
+        self,
+        k: int,
+        seg: Segment,
+        order: Sequence[int],
+        found: ClaimRounds,
+        citing: Mapping[int, tuple[bool, list[int]]] | None,
+        base_number: int,
+    ) -> Claim:
+        """Claim ``k`` as the ENG shows it, context indices in the caller's order.
+
+        ``citing``: as for :meth:`_graph` (``None``: citations not checked)."""
+        if k not in found.verdicts:  # not checkable
+            return Claim(
+                index=k,
+                text=seg.text,
+                span=(seg.start, seg.end),
+                kind=seg.kind,
+                cited=list(seg.cited),
+            )
+        rank = {user: r for r, user in enumerate(order)}
+
+        def to_user(positions: Iterable[int]) -> list[int]:
+            return sorted(order[r] for r in positions)
+
+        def by_user(row: Sequence[float]) -> list[float]:
+            return [row[rank[u]] for u in range(len(order))]
+
+        status = found.verdicts[k]
+        scores = found.baseline[k]
+        loo = found.without.get(k)
+        single = found.single.get(k) if self.support_matrix else None
+        row = [s.entail for s in single] if single is not None else None
+        need = to_user(found.necessary.get(k, []))
+        cite_ok, unneeded = (citing or {}).get(k, (False, []))
+        return Claim(
+            index=k,
+            text=seg.text,
+            span=(seg.start, seg.end),
+            kind=seg.kind,
+            cited=list(seg.cited),
+            citation_supported=None if citing is None else cite_ok,
+            citations_unneeded=unneeded,
+            citations_missing=[]
+            if citing is None
+            else [m for m in (i + base_number for i in need) if m not in seg.cited],
+            status=status,
+            classification=_classify(status, found.necessary.get(k, [])),
+            p_entail=scores.entail,
+            p_contra=scores.contra,
+            necessary=need,
+            contradicted_by=to_user(found.blame.get(k, [])),
+            p_entail_without=by_user([s.entail for s in loo]) if loo is not None else None,
+            support_row=by_user(row) if row is not None else None,
+            uncertainty=(1.0 - sum(row) / len(row)) if row else None,
+            premise_truncated=scores.truncated,
         )
 
 

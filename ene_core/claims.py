@@ -34,6 +34,7 @@ _REFUSAL = re.compile(
 )
 _SOURCES = re.compile(r"^(?:sources?|references?|citations?)\s*:", re.IGNORECASE)
 _WORD = re.compile(r"\w", re.UNICODE)
+_BREAKS = ("\n", "\r", "\u2028", "\u2029")  # line breaks: hard sentence boundaries
 
 
 @dataclass(frozen=True)
@@ -139,19 +140,22 @@ def _dotted(word: str) -> bool:
     return len(parts) > 1 and all(parts) and any(len(p) > 2 or p.isdigit() for p in parts)
 
 
-def split_claims(answer: str) -> list[Segment]:
+def split_claims(answer: str, *, start: int = 0) -> list[Segment]:
     """Split ``answer`` into segments whose spans tile it exactly, in order.
 
     Whitespace-only stretches are absorbed into the preceding segment, so
     ``"".join(answer[s.start:s.end] for s in segments) == answer`` always holds
-    (an answer with no visible text has no segments).
+    (an answer with no visible text has no segments). With ``start`` (where a segment of
+    ``answer`` begins) only ``answer[start:]`` is split, into the segments from there on, with
+    offsets into ``answer``: how a growing answer is split a sentence at a time.
     """
     segments: list[Segment] = []
-    for start, end in _merge_citation_tails(answer, split_sentences(answer)):
-        raw = answer[start:end]
-        line_start = start == 0 or answer[start - 1] in "\n\r\u2028\u2029"
+    spans = [(start + a, start + b) for a, b in split_sentences(answer[start:])]
+    for begin, end in _merge_citation_tails(answer, spans):
+        raw = answer[begin:end]
+        line_start = begin == 0 or answer[begin - 1] in _BREAKS
         text, cited = _strip_citations(_BULLET.sub("", raw, count=1) if line_start else raw)
-        segments.append(Segment(text, start, end, _kind(raw, text), cited))
+        segments.append(Segment(text, begin, end, _kind(raw, text), cited))
     return segments
 
 
@@ -187,7 +191,7 @@ def _merge_citation_tails(text: str, spans: list[tuple[int, int]]) -> list[tuple
     merged: list[tuple[int, int]] = []
     for start, end in spans:
         is_tail = not _CITATION.sub("", text[start:end]).strip()
-        same_line = merged and "\n" not in text[merged[-1][0] : start].rstrip(" \t")[-1:]
+        same_line = merged and text[merged[-1][0] : start].rstrip(" \t")[-1:] not in _BREAKS
         if merged and is_tail and same_line:
             merged[-1] = (merged[-1][0], end)
         else:

@@ -30,6 +30,7 @@ from .premise import PremisePacker
 from .request import Request
 from .rounds import PlanRounds
 from .scoring import Check, Plan, PlanDriver, ScoreCache  # noqa: F401  (Check, Plan: public here)
+from .streaming import ClaimStream, StreamRegistry
 
 
 @runtime_checkable
@@ -108,6 +109,8 @@ class NecessityEngine(PlanRounds, PlanDriver):
         max_queue: int = 1024,
         max_batch_requests: int = 64,
         overflow: Overflow = "block",
+        max_streams: int = 1024,
+        stream_ttl_s: float = 600.0,
     ) -> None:
         if oracle is None:
             from .oracle import NLIOracle
@@ -138,6 +141,9 @@ class NecessityEngine(PlanRounds, PlanDriver):
             max_queue=max_queue,
             max_batch=max_batch_requests,
             overflow=overflow,
+        )
+        self._streams = StreamRegistry(
+            self._batcher.submit, self.submit, max_open=max_streams, ttl_s=stream_ttl_s
         )
 
     def _decide(self, scores: Scores) -> Verdict:
@@ -212,6 +218,20 @@ class NecessityEngine(PlanRounds, PlanDriver):
         else:
             future = self.submit(answer, contexts, question, id=id)
         return await asyncio.wrap_future(future)
+
+    def stream(
+        self, contexts: Iterable[Any] | None, question: str | None = None, id: str | None = None
+    ) -> ClaimStream:
+        """A claim stream for an answer that is still being written: ``feed(delta)`` returns
+        the verdicts known so far without waiting, ``close()`` the ENG of the whole answer
+        (see :mod:`ene_core.streaming`). At most ``max_streams`` are open; one not fed for
+        ``stream_ttl_s`` seconds is freed."""
+        return self._streams.open(contexts, question, id)
+
+    @property
+    def open_streams(self) -> int:
+        """Claim streams open now (fed, not closed, not freed)."""
+        return len(self._streams)
 
     @property
     def worker_stats(self) -> dict[str, int]:

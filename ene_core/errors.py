@@ -47,6 +47,12 @@ class IncompleteRequestError(EneError, RuntimeError):
     """The request ended before its model finished answering (e.g. a stream closed early)."""
 
 
+class StreamClosedError(EneError, RuntimeError):
+    """Text was fed to a claim stream that was closed, discarded or freed (idle longer than
+    the engine's ``stream_ttl_s``, or pushed out by ``max_streams`` newer streams): open a new
+    one with ``engine.stream(...)``."""
+
+
 class ServiceError(EneError, RuntimeError):
     """The ENE service (``ene serve``) answered with an error, or not at all."""
 

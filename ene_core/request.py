@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from .claims import Segment
 from .contexts import Context, to_contexts
 from .errors import InvalidInputError
 
@@ -43,6 +44,17 @@ class Request:
         if not isinstance(item, Mapping) or "answer" not in item:
             raise InvalidInputError("each request needs an 'answer' (and usually 'contexts')")
         return cls.build(item["answer"], item.get("contexts"), item.get("question"), item.get("id"))
+
+
+@dataclass(frozen=True)
+class ClaimsRequest(Request):
+    """Sentences of a streamed answer to check now (``segments``: segment index -> segment of
+    the whole answer): only their claim-level rounds run, and the plan returns
+    ``{segment index: Claim}`` instead of an ENG. ``shared`` is the stream's, kept between its
+    requests (the premise index of its contexts, built once)."""
+
+    segments: dict[int, Segment] = field(default_factory=dict)
+    shared: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 def parse_request(line: str) -> Request:

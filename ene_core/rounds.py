@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 
-from .assembly import GraphAssembly
+from .assembly import ClaimRounds, GraphAssembly
 from .citations import Citations, check_base, resolve
-from .claims import split_claims
+from .claims import Segment, split_claims
 from .contexts import canonical_order
 from .minimal_set import MinimalSet
 from .oracle import Scores
-from .request import Request
+from .premise import EvidenceIndex
+from .request import ClaimsRequest, Request
 from .scoring import Check, Plan, _Tally
 
 
@@ -29,6 +30,11 @@ class PlanRounds(MinimalSet, GraphAssembly):
     citation_base: int
 
     def _plan(self, request: Request, tally: _Tally, tokens: Mapping[str, int]) -> Plan:
+        if isinstance(request, ClaimsRequest):
+            return self._claims_plan(request)
+        return self._answer_plan(request, tally, tokens)
+
+    def _answer_plan(self, request: Request, tally: _Tally, tokens: Mapping[str, int]) -> Plan:
         # Everything below works on the contexts in canonical order (by content), so the
         # premises, tie-breaks and float sums never depend on the order they were passed in;
         # ``_graph`` maps indices back to the user's order.
@@ -37,9 +43,63 @@ class PlanRounds(MinimalSet, GraphAssembly):
         n = len(order)
         index = self.packer.index([request.contexts[i].text for i in order])
         claims = [k for k, s in enumerate(segments) if s.checkable]
-        everything = range(n)
         # Citations are checked when the answer has markers (anywhere, even on a non-claim).
         checking = self.check_citations and any(s.cited for s in segments)
+        found = yield from self._claim_rounds(index, order, segments, claims, checking)
+        kept = yield from self._minimal_set(
+            index, segments, found.supported, found.necessary, found.single, n
+        )
+        return self._graph(
+            request,
+            order,
+            segments,
+            found,
+            kept,
+            found.citing if checking else None,
+            check_base(self.citation_base),
+            tally,
+            tokens,
+        )
+
+    def _claims_plan(self, request: ClaimsRequest) -> Plan:
+        """Some sentences of a streamed answer: their claim-level rounds only, no minimal set;
+        returns ``{segment index: Claim}``, each claim as the ENG of the whole answer shows it
+        (the citation fields of a claim without markers are the whole answer's to decide)."""
+        shared = request.shared
+        if "index" not in shared:  # once per stream, in the worker
+            shared["order"] = canonical_order(request.contexts)
+            shared["index"] = self.packer.index([request.contexts[i].text for i in shared["order"]])
+        order, segments = shared["order"], request.segments
+        claims = [k for k in sorted(segments) if segments[k].checkable]
+        found = yield from self._claim_rounds(
+            shared["index"], order, segments, claims, self.check_citations
+        )
+        base_number = check_base(self.citation_base)
+        return {
+            k: self._claim(
+                k,
+                segments[k],
+                order,
+                found,
+                found.citing if segments[k].cited else None,
+                base_number,
+            )
+            for k in claims
+        }
+
+    def _claim_rounds(
+        self,
+        index: EvidenceIndex,
+        order: Sequence[int],
+        segments: Mapping[int, Segment] | Sequence[Segment],
+        claims: list[int],
+        checking: bool,
+    ) -> Generator[list[Check], list[Scores], ClaimRounds]:
+        """The rounds of each claim on its own (no other claim changes them): baseline support
+        with its cited chunks, leave-one-out, who contradicts, the cited chunks alone and
+        without each other, and the support-matrix row."""
+        n = len(order)
+        everything = range(n)
         base_number = check_base(self.citation_base)
         position = {user: r for r, user in enumerate(order)}
         cites = {
@@ -95,24 +155,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
         if wanted and n:
             flat = yield [check(k, (i,)) for k in wanted for i in everything]
             single = {k: flat[s * n : (s + 1) * n] for s, k in enumerate(wanted)}
-
-        kept = yield from self._minimal_set(index, segments, supported, necessary, single, n)
-        return self._graph(
-            request,
-            order,
-            segments,
-            baseline,
-            verdicts,
-            without,
-            necessary,
-            blame,
-            single,
-            kept,
-            citing if checking else None,
-            base_number,
-            tally,
-            tokens,
-        )
+        return ClaimRounds(baseline, verdicts, without, necessary, blame, single, citing, supported)
 
     def _citing(
         self,

@@ -12,7 +12,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import OracleError
 from .graph import EvidenceNecessityGraph
@@ -21,7 +21,7 @@ from .premise import Premise
 from .request import Request
 
 Check = tuple[Premise, str]
-Plan = Generator[list[Check], list[Scores], EvidenceNecessityGraph]
+Plan = Generator[list[Check], list[Scores], Any]  # an ENG (a ClaimsRequest: its claims)
 
 
 @dataclass
@@ -96,7 +96,10 @@ class PlanDriver:
         plans: dict[int, Plan] = {}
         asks: dict[int, list[Check]] = {}
         counting = time.perf_counter()
-        tokens = self._count_tokens({c.text for r in requests for c in r.contexts})
+        # a streamed answer's sentences (ClaimsRequest) need no token counts: they get no ENG
+        tokens = self._count_tokens(
+            {c.text for r in requests if type(r) is Request for c in r.contexts}
+        )
         _share(tallies, time.perf_counter() - counting, [_text_size(r) for r in requests])
         for i, request in enumerate(requests):
             try:

@@ -70,6 +70,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "minimal_set",
                 "assembly",
                 "rounds",
+                "streaming",
                 "engine",
                 "testing",
             )
