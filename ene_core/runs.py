@@ -199,15 +199,8 @@ class RunRecorder:
                 return RunDecision(answer=answer, skipped="no model call wrote the answer")
             call = _answering_call(answer, finished)
             question = self._question or (call.last_user if call else None)
-            if self._tagged:
-                docs, source = list(self._tagged.values()), "tagged"
-            else:
-                present = call.present if call else {}
-                docs = sorted(
-                    (self._docs[k] for k in present if k in self._docs),
-                    key=lambda d: (present[d.key], d.key),
-                )
-                source = "input"
+            docs = self._seen_by(call)
+            source = "tagged" if self._tagged else "input"
             if not docs:
                 reason = (
                     f"none of the {len(self._docs)} recorded documents is in the input of the "
@@ -224,7 +217,29 @@ class RunRecorder:
                 context_source=source,
             )
 
+    def candidate(self, call_id: Hashable = None) -> tuple[list[Any], str | None]:
+        """The contexts and question an answer written by model call ``call_id`` would be
+        evaluated on (what :meth:`decide` gives when it is the answering call); no contexts for
+        a call this recorder does not know, unless documents were recorded ``tagged``."""
+        with self._lock:
+            call = self._calls.get(call_id)
+            question = self._question or (call.last_user if call else None)
+            if call is None and not self._tagged:
+                return [], question
+            return [d.item for d in self._seen_by(call)], question
+
     # -- internals -----------------------------------------------------------------------------
+    def _seen_by(self, call: _Call | None) -> list[_Doc]:
+        """The documents an answer by ``call`` is evaluated on: the tagged ones, else those in
+        its input, in order of first occurrence (lock held)."""
+        if self._tagged:
+            return list(self._tagged.values())
+        present = call.present if call else {}
+        return sorted(
+            (self._docs[k] for k in present if k in self._docs),
+            key=lambda d: (present[d.key], d.key),
+        )
+
     def _add(self, items: Iterable[Any], origin: Any, into: dict[str, _Doc]) -> None:
         for position, item in enumerate(items):
             raw_id = item.get("id") if isinstance(item, Mapping) else getattr(item, "id", None)

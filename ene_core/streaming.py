@@ -31,9 +31,11 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from concurrent.futures import Future
 from typing import Any
+
+from pydantic import Field
 
 from .claims import Segment, split_claims
 from .errors import EngineOverloadedError, InvalidInputError, StreamClosedError
@@ -155,6 +157,23 @@ def same_verdict(streamed: Claim, final: Claim) -> bool:
     )
 
 
+class StreamedClaim(Claim):
+    """A verdict from a claim stream: the claim as the whole answer's ENG shows it (see
+    :func:`same_verdict`), plus the ids of the contexts it needs and of those that contradict
+    it (``necessary`` and ``contradicted_by`` index the stream's contexts)."""
+
+    necessary_ids: list[str] = Field(default_factory=list)
+    contradicted_by_ids: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, claim: Claim, ids: Sequence[str]) -> StreamedClaim:
+        return cls(
+            **dict(claim),
+            necessary_ids=[ids[i] for i in claim.necessary],
+            contradicted_by_ids=[ids[i] for i in claim.contradicted_by],
+        )
+
+
 Check = Callable[..., "Future[Any]"]
 
 
@@ -166,8 +185,8 @@ class ClaimStream:
     since the last ``feed`` / ``take``; ``close`` / ``aclose`` wait for the ENG; each
     ``async for claim in stream`` yields every verdict (from the first) as it becomes known,
     in answer order, until the stream is closed, discarded or freed. Verdicts are
-    :class:`~ene_core.graph.Claim` objects as the ENG of the whole answer will show them (see
-    :func:`same_verdict` for the two fields that may still change).
+    :class:`StreamedClaim` objects: claims as the ENG of the whole answer will show them (see
+    :func:`same_verdict` for the two fields that may still change), with their chunks' ids.
     """
 
     def __init__(
@@ -190,7 +209,8 @@ class ClaimStream:
         self._tracker = SentenceTracker()
         self._shared: dict[str, Any] = {}  # the worker's premise index of these contexts
         self._order: list[int] = []  # checkable segment indices sent for checking, in order
-        self._known: dict[int, Claim] = {}
+        self._known: dict[int, StreamedClaim] = {}
+        self._ids = [c.id for c in request.contexts]
         self._unsent: dict[int, Segment] = {}  # complete, not yet accepted by the worker
         self._ready = 0  # _order[:_ready] are known
         self._pulled = 0  # _order[:_pulled] were returned by feed / take
@@ -199,7 +219,7 @@ class ClaimStream:
         self._final: EvidenceNecessityGraph | None = None
         self._ended: str | None = None  # why no more verdicts come (discarded, freed, failed)
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
-        self.revised: list[tuple[Claim, Claim | None]] = []
+        self.revised: list[tuple[StreamedClaim, Claim | None]] = []
         """Emitted verdicts the whole answer's ENG does not confirm: (streamed, final or None)."""
         self.errors: list[BaseException] = []
         """Failed sentence checks (their verdicts then come from the ENG at close)."""
@@ -215,7 +235,7 @@ class ClaimStream:
         """No more text is taken: closing, closed, discarded or freed."""
         return self._finishing is not None or self._ended is not None
 
-    def feed(self, delta: str) -> list[Claim]:
+    def feed(self, delta: str) -> list[StreamedClaim]:
         """Append ``delta``; the verdicts that became known since the last ``feed`` / ``take``,
         in answer order. Never waits for the model."""
         if not isinstance(delta, str):
@@ -234,11 +254,11 @@ class ClaimStream:
         self._registry.touch(self)
         return verdicts
 
-    async def afeed(self, delta: str) -> list[Claim]:
+    async def afeed(self, delta: str) -> list[StreamedClaim]:
         """:meth:`feed` for asyncio code (it never blocks the loop either)."""
         return self.feed(delta)
 
-    def take(self) -> list[Claim]:
+    def take(self) -> list[StreamedClaim]:
         """The verdicts that became known since the last ``feed`` / ``take``, without new text."""
         with self._lock:
             self._send()
@@ -280,10 +300,10 @@ class ClaimStream:
         the stream's state; checks already sent finish in the worker and are dropped."""
         self._end("it was discarded")
 
-    def __aiter__(self) -> AsyncIterator[Claim]:
+    def __aiter__(self) -> AsyncIterator[StreamedClaim]:
         return self._verdicts()
 
-    async def _verdicts(self) -> AsyncIterator[Claim]:
+    async def _verdicts(self) -> AsyncIterator[StreamedClaim]:
         loop = asyncio.get_running_loop()
         cursor = 0
         while True:
@@ -326,7 +346,8 @@ class ClaimStream:
                 if len(self.errors) == 1:
                     logger.warning("ENE stream %s: a sentence check failed: %r", self.id, error)
             elif self._final is None and self._ended is None:
-                self._known.update(future.result())
+                found = future.result()
+                self._known.update({k: StreamedClaim.of(c, self._ids) for k, c in found.items()})
                 self._advance()
             self._wake()
 
@@ -352,7 +373,8 @@ class ClaimStream:
                     )
                 last = max(shown, default=-1)
                 self._order = shown + [k for k in sorted(final) if k > last]
-                self._known.update({k: final[k] for k in self._order[len(shown) :]})
+                rest = self._order[len(shown) :]
+                self._known.update({k: StreamedClaim.of(final[k], self._ids) for k in rest})
                 self._advance()
             else:
                 self._ended = f"the evaluation of the whole answer failed: {error!r}"
@@ -368,7 +390,7 @@ class ClaimStream:
         while self._ready < len(self._order) and self._order[self._ready] in self._known:
             self._ready += 1
 
-    def _pull(self) -> list[Claim]:
+    def _pull(self) -> list[StreamedClaim]:
         out = [self._known[k] for k in self._order[self._pulled : self._ready]]
         self._pulled = self._ready
         self._shown = max(self._shown, self._pulled)

@@ -76,7 +76,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             )
         ),
     ),
-    ("adapter_kit", ("ene_core.runs", "ene_core.results", "ene_core.pruning")),
+    (
+        "adapter_kit",
+        ("ene_core.runs", "ene_core.results", "ene_core.pruning", "ene_core.answer_streams"),
+    ),
     ("reports", ("ene_core.reports",)),
     ("service", ("ene_core.service",)),
     ("cli", ("ene_core.cli",)),

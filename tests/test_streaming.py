@@ -147,6 +147,7 @@ def test_verdicts_arrive_before_the_stream_ends(keyword_engine: NecessityEngine)
     more = wait_for(stream, 2)
     assert [(c.index, c.status) for c in more] == [(1, "supported"), (2, "contradicted")]
     assert more[1].contradicted_by == [1]
+    assert more[1].contradicted_by_ids == [keyword_engine.evaluate("", CONTEXTS).contexts[1].id]
     stream.feed("Bananas are blue.")
     assert not stream.closed
     eng = stream.close(timeout=30)

@@ -24,10 +24,19 @@ from langchain_core.outputs import LLMResult
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from ene_core import Engine, EvidenceNecessityGraph, NecessityDispatcher, NecessityResult
+from ene_core.answer_streams import AnswerStreams, OnClaim, OnRetract
 from ene_core.results import ExpiringDict, Mode
 from ene_core.runs import RunDecision, RunRecorder, dispatch_decision
 
-from .translate import _answer_text, _as_documents, _documents_in, _message, _plain
+from .translate import (
+    _answer_text,
+    _as_documents,
+    _calls_tools,
+    _documents_in,
+    _message,
+    _plain,
+    _structured,
+)
 
 logger = logging.getLogger("ene.langchain")
 
@@ -142,6 +151,12 @@ class NecessityCallbackHandler(BaseCallbackHandler):
     A run with nothing to evaluate gets a result at once with ``eng=None`` and ``skipped`` set;
     a run whose model never finished (a stream closed early) is recorded as an
     :class:`IncompleteRequestError`. Never raises into the chain.
+
+    ``on_claim(run_id, claim)``: each claim's verdict as soon as it is known while a model
+    streams (``stream``, ``astream``, ``astream_events``, LangGraph ``stream_mode="messages"``),
+    for the model calls that may write the answer; ``on_retract(run_id, claims)``: verdicts
+    emitted for a call that turned out not to be the answer (see
+    :mod:`ene_core.answer_streams` for the rule). The ENG is the same as without it.
     """
 
     raise_error = False
@@ -161,6 +176,8 @@ class NecessityCallbackHandler(BaseCallbackHandler):
         max_results: int = 10_000,
         state_ttl_s: float = 600.0,
         max_pending: int = 10_000,
+        on_claim: OnClaim | None = None,
+        on_retract: OnRetract | None = None,
     ) -> None:
         """``engine``: defaults to the shared ``default_engine()``, created on first use.
         ``mode="inline"`` evaluates before the root run returns (at most ``inline_timeout_s``).
@@ -168,12 +185,24 @@ class NecessityCallbackHandler(BaseCallbackHandler):
         """
         super().__init__()
         self._span_context, default_recorders = _otel_seam()
+        self._answers = (
+            None
+            if on_claim is None
+            else AnswerStreams(
+                lambda: self.dispatcher.engine,
+                on_claim,
+                on_retract,
+                ttl_s=state_ttl_s,
+                max_requests=max_pending,
+            )
+        )
+        settle = [] if self._answers is None else [self._answers.settle]
         self.dispatcher = NecessityDispatcher(
             engine,
             mode=mode,
             on_result=on_result,
             on_error=on_error,
-            recorders=[*default_recorders(), *recorders],
+            recorders=[*settle, *default_recorders(), *recorders],
             inline_timeout_s=inline_timeout_s,
             ttl_s=result_ttl_s,
             max_results=max_results,
@@ -284,6 +313,8 @@ class NecessityCallbackHandler(BaseCallbackHandler):
             decision = request.recorder.decide(error=error)
         else:
             decision = request.recorder.decide(_plain(output))
+        if self._answers is not None:
+            self._answers.decided(str(run_id), decision.answer if decision.ok else None)
         dispatch_decision(
             self.dispatcher,
             str(run_id),
@@ -409,6 +440,25 @@ class NecessityCallbackHandler(BaseCallbackHandler):
         if is_root:
             request.recorder.root_input(converted)
         request.recorder.model_start(run_id, converted)
+        if self._answers is not None and _structured(kwargs):  # a grader or a router
+            self._answers.exclude(str(request.root), run_id)
+
+    @_guarded
+    def on_llm_new_token(
+        self, token: str, *, chunk: Any = None, run_id: UUID, **kwargs: Any
+    ) -> None:
+        if self._answers is None:
+            return
+        request = self._lookup(run_id)
+        if request is None:
+            return
+        if _calls_tools(chunk):
+            self._answers.exclude(str(request.root), run_id)
+        elif isinstance(token, str) and token:
+            recorder = request.recorder
+            self._answers.token(
+                str(request.root), run_id, token, lambda: recorder.candidate(run_id)
+            )
 
     @_guarded
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
@@ -416,6 +466,8 @@ class NecessityCallbackHandler(BaseCallbackHandler):
         if request is not None:
             text = _answer_text(response)
             request.recorder.model_end(run_id, text)
+            if self._answers is not None and _calls_tools(response):
+                self._answers.exclude(str(request.root), run_id)
             if request.root == run_id:
                 self._end(request, output=text)
 

@@ -154,3 +154,17 @@ def _as_documents(output: Any) -> list[Any] | None:
     ):
         return list(output)
     return None
+
+
+def _calls_tools(output: Any) -> bool:
+    """Whether a streamed chunk or a model's result carries a tool call (not a final answer)."""
+    if isinstance(output, LLMResult):
+        return any(_calls_tools(g) for gens in output.generations for g in gens)
+    message = getattr(output, "message", None)
+    return bool(getattr(message, "tool_calls", None) or getattr(message, "tool_call_chunks", None))
+
+
+def _structured(callback_kwargs: Mapping[str, Any]) -> bool:
+    """Whether a chat model call asks for structured output (``with_structured_output``)."""
+    options = callback_kwargs.get("options")
+    return isinstance(options, Mapping) and bool(options.get("ls_structured_output_format"))

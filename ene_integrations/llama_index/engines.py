@@ -4,7 +4,10 @@ only the sources it used."""
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
+import functools
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 from llama_index.core.base.base_query_engine import BaseQueryEngine
@@ -24,7 +27,10 @@ from llama_index.core.schema import QueryBundle
 from ene_core import Engine
 from ene_core.pruning import KeepPolicy
 
+from .install import installed_handler
 from .pruning import _Answered, aprune_unused, prune_unused
+
+logger = logging.getLogger("ene.llama_index")
 
 
 class _Pruning:
@@ -61,6 +67,110 @@ class _Pruning:
     async def _anow(self, response: Any, question: str) -> Any:
         return self._finish(response, await aprune_unused(response, **self._options(question)))
 
+    # -- streams: the tokens pass through as they come; the sources are pruned at the end ----------
+    def _stream(self, inner: StreamingResponse, question: str) -> StreamingResponse:
+        out = StreamingResponse(None, list(inner.source_nodes), dict(inner.metadata or {}))
+        _follow(inner, out)
+
+        def tokens() -> Iterator[str]:
+            parts = []
+            for token in inner.response_gen:
+                parts.append(token)
+                yield token
+            inner.response_txt = "".join(parts)  # our own inner response, read to the end
+            _settled(out, lambda: self._now(inner, question))
+
+        out.response_gen = tokens()
+        return out
+
+    def _astream(self, inner: AsyncStreamingResponse, question: str) -> AsyncStreamingResponse:
+        out = AsyncStreamingResponse(None, list(inner.source_nodes), dict(inner.metadata or {}))
+        _follow(inner, out)
+
+        async def tokens() -> AsyncIterator[str]:
+            parts = []
+            async for token in inner.response_gen:
+                parts.append(token)
+                yield token
+            inner.response_txt = "".join(parts)
+            _settled(out, await _attempt(self._anow(inner, question)))
+
+        out.response_gen = tokens()
+        return out
+
+    def _chat_stream(
+        self, inner: StreamingAgentChatResponse, question: str
+    ) -> StreamingAgentChatResponse:
+        out = _chat_copy(inner)
+        _follow(inner, out)
+
+        def chats() -> Iterator[ChatResponse]:
+            text = ""
+            for token in inner.response_gen:
+                text += token
+                yield ChatResponse(message=ChatMessage(content=text), delta=token)
+            _settled(out, lambda: self._now(inner, question))
+
+        out.chat_stream = chats()
+        return out
+
+    def _achat_stream(
+        self, inner: StreamingAgentChatResponse, question: str
+    ) -> StreamingAgentChatResponse:
+        out = _chat_copy(inner)
+        _follow(inner, out)
+
+        async def chats() -> AsyncIterator[ChatResponse]:
+            text = ""
+            async for token in inner.async_response_gen():
+                text += token
+                yield ChatResponse(message=ChatMessage(content=text), delta=token)
+            _settled(out, await _attempt(self._anow(inner, question)))
+
+        out.achat_stream = chats()
+        return out
+
+
+def _chat_copy(inner: StreamingAgentChatResponse) -> StreamingAgentChatResponse:
+    return StreamingAgentChatResponse(
+        sources=list(inner.sources),
+        source_nodes=list(inner.source_nodes),
+        is_writing_to_memory=False,
+    )
+
+
+def _follow(inner: Any, out: Any) -> None:
+    """Results of ``inner`` are found by ``out`` too (``handler.result(out)``)."""
+    with contextlib.suppress(Exception):
+        handler = installed_handler()
+        if handler is not None:
+            handler._track(handler.request_id(inner), out)
+
+
+async def _attempt(pruning: Awaitable[Any]) -> Callable[[], Any]:
+    try:
+        done = await pruning
+    except Exception as exc:
+        return functools.partial(_raise, exc)
+    return lambda: done
+
+
+def _raise(exc: Exception) -> Any:
+    raise exc
+
+
+def _settled(out: Any, pruned: Callable[[], Any]) -> None:
+    """The stream was read to the end: ``out`` takes the pruned sources (and the graph in its
+    metadata, where it has one). Fail-safe: on any error the sources stay as they were."""
+    try:
+        done = pruned()
+    except Exception:
+        logger.exception("ENE could not prune the streamed answer's sources (all kept)")
+        return
+    out.source_nodes = list(done.source_nodes)
+    if hasattr(out, "metadata"):
+        out.metadata = dict(done.metadata or {})
+
 
 class NecessityQueryEngine(_Pruning, BaseQueryEngine):
     """Wraps any query engine so its responses carry their ENG and (by default) pruned sources.
@@ -68,8 +178,10 @@ class NecessityQueryEngine(_Pruning, BaseQueryEngine):
     ``NecessityQueryEngine(index.as_query_engine(), prune=True)`` is a drop-in query engine:
     ``query`` / ``aquery`` return a copy of the inner engine's response with ``source_nodes``
     reduced to the minimal sufficient set (see :func:`prune_unused`). A streaming inner engine
-    is consumed first and answered with a plain ``Response``: pruning needs the whole answer.
-    With ``prune=False`` nothing is dropped; the graph is still attached to the copy. This runs
+    is answered with a streaming response again: its tokens pass through unchanged as they
+    come, and ``source_nodes`` and ``metadata`` (``ene``, ``ene_pruning``) become the pruned
+    ones once the stream is read to the end (pruning needs the whole answer). With
+    ``prune=False`` nothing is dropped; the graph is still attached to the copy. This runs
     on the request path by design; failures keep every node. A chat engine passed here answers
     each query with ``chat`` / ``achat`` (as a ``Response``); :class:`NecessityChatEngine` keeps
     the chat interface.
@@ -103,7 +215,7 @@ class NecessityQueryEngine(_Pruning, BaseQueryEngine):
         if isinstance(response, AsyncStreamingResponse):
             raise TypeError("an async streaming query engine needs `await engine.aquery(...)`")
         if isinstance(response, StreamingResponse):
-            response = response.get_response()  # our own call: consuming it changes nothing
+            return self._stream(response, question)
         return self._now(response, question)
 
     async def _aquery(self, query_bundle: QueryBundle) -> Any:
@@ -113,9 +225,9 @@ class NecessityQueryEngine(_Pruning, BaseQueryEngine):
             return _as_response(await self._anow(await inner.achat(question), question))
         response = await inner.aquery(query_bundle)
         if isinstance(response, AsyncStreamingResponse):
-            response = await response.get_response()
-        elif isinstance(response, StreamingResponse):
-            response = await asyncio.to_thread(response.get_response)
+            return self._astream(response, question)
+        if isinstance(response, StreamingResponse):
+            return self._stream(response, question)
         return await self._anow(response, question)
 
 
@@ -128,8 +240,9 @@ class NecessityChatEngine(_Pruning, BaseChatEngine):
     """Wraps a chat engine: replies are copies with their ENG and (by default) pruned sources.
 
     ``chat`` / ``achat`` return an ``AgentChatResponse`` copy (see :func:`prune_unused`);
-    ``stream_chat`` / ``astream_chat`` are answered from the full reply (pruning needs the whole
-    answer), wrapped as a finished stream. ``reset`` and ``chat_history`` are the inner engine's.
+    ``stream_chat`` / ``astream_chat`` return a stream whose tokens pass through unchanged as
+    they come and whose ``source_nodes`` are pruned once it is read to the end (pruning needs
+    the whole answer). ``reset`` and ``chat_history`` are the inner engine's.
     """
 
     def __init__(
@@ -165,25 +278,10 @@ class NecessityChatEngine(_Pruning, BaseChatEngine):
     def stream_chat(
         self, message: str, chat_history: list[Any] | None = None
     ) -> StreamingAgentChatResponse:
-        return _finished_stream(self.chat(message, chat_history))
+        return self._chat_stream(self.chat_engine.stream_chat(message, chat_history), message)
 
     async def astream_chat(
         self, message: str, chat_history: list[Any] | None = None
     ) -> StreamingAgentChatResponse:
-        return _finished_stream(await self.achat(message, chat_history))
-
-
-def _finished_stream(reply: AgentChatResponse) -> StreamingAgentChatResponse:
-    stream = StreamingAgentChatResponse(
-        response=reply.response,
-        sources=reply.sources,
-        source_nodes=reply.source_nodes,
-        is_writing_to_memory=False,
-    )
-    message = ChatMessage(content=reply.response)
-    stream.chat_stream = (c for c in [ChatResponse(message=message, delta=reply.response)])
-    return stream
-
-
-def _noop(_: BaseException) -> None:
-    return None
+        inner = await self.chat_engine.astream_chat(message, chat_history)
+        return self._achat_stream(inner, message)

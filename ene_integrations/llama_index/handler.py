@@ -27,8 +27,10 @@ from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.instrumentation.events.llm import (
     LLMChatEndEvent,
+    LLMChatInProgressEvent,
     LLMChatStartEvent,
     LLMCompletionEndEvent,
+    LLMCompletionInProgressEvent,
     LLMCompletionStartEvent,
 )
 from llama_index.core.instrumentation.events.retrieval import RetrievalEndEvent
@@ -47,6 +49,7 @@ from ene_core import (
     RunRecorder,
     dispatch_decision,
 )
+from ene_core.answer_streams import AnswerStreams, OnClaim, OnRetract
 from ene_core.contexts import stable_id
 from ene_core.graph import SOURCE_KEY
 from ene_core.results import Mode
@@ -131,7 +134,11 @@ class NecessityHandler:
     rather than constructing one; the options are the ones of
     :class:`~ene_core.results.NecessityDispatcher` (``mode="inline"`` evaluates before the
     answer is returned, blocking the calling thread - for ``aquery`` the event loop - for at most
-    ``inline_timeout_s``; streams are evaluated when exhausted), plus ``attach_metadata``.
+    ``inline_timeout_s``; streams are evaluated when exhausted), plus ``attach_metadata``, and
+    ``on_claim(request_id, claim)`` / ``on_retract(request_id, claims)``: each claim's verdict
+    while a streamed answer is being read (``StreamingResponse``, ``AsyncStreamingResponse``,
+    ``stream_chat`` / ``astream_chat``, an agent's streamed LLM calls; see
+    :mod:`ene_core.answer_streams`).
     """
 
     def __init__(
@@ -147,13 +154,27 @@ class NecessityHandler:
         max_results: int = 10_000,
         max_open_spans: int = 20_000,
         attach_metadata: bool = False,
+        on_claim: OnClaim | None = None,
+        on_retract: OnRetract | None = None,
     ) -> None:
+        self._answers = (
+            None
+            if on_claim is None
+            else AnswerStreams(
+                lambda: self.dispatcher.engine,
+                on_claim,
+                on_retract,
+                ttl_s=ttl_s,
+                max_requests=max_results,
+            )
+        )
+        settle = [] if self._answers is None else [self._answers.settle]
         self.dispatcher = NecessityDispatcher(
             engine,
             mode=mode,
             on_result=on_result,
             on_error=on_error,
-            recorders=[*_default_recorders(), *recorders],
+            recorders=[*settle, *_default_recorders(), *recorders],
             inline_timeout_s=inline_timeout_s,
             ttl_s=ttl_s,
             max_results=max_results,
@@ -168,7 +189,7 @@ class NecessityHandler:
         # Engine span id -> request id, so the engine call's own result is found by identity.
         self._outer: ExpiringDict[str, str] = ExpiringDict(ttl_s=ttl_s, max_size=max_results)
         # Root span id -> normalised answer -> request id: inner answers, for links.
-        self._answers: ExpiringDict[str, dict[str, str]] = ExpiringDict(
+        self._inner: ExpiringDict[str, dict[str, str]] = ExpiringDict(
             ttl_s=ttl_s, max_size=max_results
         )
         # Root span id -> node id -> (retriever span id, position, OTel span context).
@@ -286,7 +307,7 @@ class NecessityHandler:
             return
         if span.parent is None:
             self._retrievals.pop(id_)
-            self._answers.pop(id_)
+            self._inner.pop(id_)
         if span.engine:
             request_id = self._outer.pop(id_)
             if request_id is not None and result is not None:
@@ -364,6 +385,7 @@ class NecessityHandler:
         trace = _llama_span_context(id_) or _current_span_context()
         metadata = {"framework": "llama_index", "kind": unit.kind, "root_span_id": unit.root}
         if error is not None:
+            self._decided(id_, None)
             self.dispatcher.record_error(id_, error, trace=trace, metadata=metadata)
             return
         answer = result
@@ -373,18 +395,14 @@ class NecessityHandler:
             answer = _agent_answer(answer)
         if not isinstance(answer, str):  # e.g. a streamed combination: not evaluated
             reason = f"the {unit.kind} returned {type(answer).__name__}, not text"
+            self._decided(id_, None)
             self.dispatcher.record_skipped(id_, reason, trace=trace, metadata=metadata)
             return
         self._evaluate(unit, answer, trace, metadata)
 
     def _evaluate(self, unit: _Unit, answer: str, trace: Any, metadata: dict[str, Any]) -> None:
         """Decide with the run model and dispatch; remember the answer for outer links."""
-        contexts = self._link(unit, answer)
-        recorder = unit.recorder
-        if recorder is None:  # a synthesis saw exactly its nodes: they are the context
-            recorder = RunRecorder()
-            recorder.root_input(unit.question or "")
-            recorder.documents(contexts, origin=unit.request_id, tagged=True)
+        recorder = self._recorder(unit, self._link(unit, answer))
         decision = recorder.decide(answer)
         if unit.recorder is not None and decision.ok:
             metadata["tools"] = ",".join(sorted({c["metadata"]["tool"] for c in decision.contexts}))
@@ -392,14 +410,36 @@ class NecessityHandler:
         if any(sources):
             metadata["linked_request_ids"] = ",".join(s for s in sources if s)
         if answer.strip():
-            self._answers.setdefault(unit.root, dict)[normalise(answer)] = unit.request_id
+            self._inner.setdefault(unit.root, dict)[normalise(answer)] = unit.request_id
+        self._decided(unit.request_id, decision.answer if decision.ok else None)
         dispatch_decision(
             self.dispatcher, unit.request_id, decision, trace=trace, metadata=metadata
         )
 
+    @staticmethod
+    def _recorder(unit: _Unit, contexts: list[dict[str, Any]]) -> RunRecorder:
+        """The unit's run model: an agent's own; a synthesis saw exactly its nodes."""
+        if unit.recorder is not None:
+            return unit.recorder
+        recorder = RunRecorder()
+        recorder.root_input(unit.question or "")
+        recorder.documents(contexts, origin=unit.request_id, tagged=True)
+        return recorder
+
+    # -- verdicts while an answer streams ----------------------------------------------------------
+    def _token(self, request_id: str, call: Any, delta: Any, unit: _Unit) -> None:
+        """A text token of a model call that may write ``unit``'s answer."""
+        if self._answers is not None and isinstance(delta, str) and delta:
+            recorder = self._recorder(unit, unit.contexts)
+            self._answers.token(request_id, call, delta, lambda: recorder.candidate(call))
+
+    def _decided(self, request_id: str, answer: str | None) -> None:
+        if self._answers is not None:
+            self._answers.decided(request_id, answer)
+
     def _link(self, unit: _Unit, answer: str) -> list[dict[str, Any]]:
         """Name, in each context, the inner request whose answer it carries (``ene_source``)."""
-        inner = {a: r for a, r in self._answers.get(unit.root, {}).items() if a and r}
+        inner = {a: r for a, r in self._inner.get(unit.root, {}).items() if a and r}
         if not inner:
             return unit.contexts
         out = []
@@ -424,10 +464,26 @@ class NecessityHandler:
         elif isinstance(event, LLMChatEndEvent):
             message = event.response.message if event.response is not None else None
             self._model_end(event.span_id, message.content if message is not None else None)
+            unit = self._agent_of(event.span_id)
+            if self._answers and unit and message is not None and _message(message).tool_calls:
+                self._answers.exclude(unit.request_id, event.span_id)
         elif isinstance(event, LLMCompletionStartEvent):
             self._model_start(event.span_id, event.prompt)
         elif isinstance(event, LLMCompletionEndEvent):
             self._model_end(event.span_id, event.response.text)
+        elif isinstance(event, (LLMChatInProgressEvent, LLMCompletionInProgressEvent)):
+            self._streamed(event)
+
+    def _streamed(self, event: LLMChatInProgressEvent | LLMCompletionInProgressEvent) -> None:
+        """A token of an agent's LLM call (a synthesis's tokens come through its stream tap)."""
+        unit = self._agent_of(event.span_id) if self._answers is not None else None
+        if unit is None or self._answers is None:
+            return
+        message = getattr(event.response, "message", None)
+        if message is not None and _message(message).tool_calls:
+            self._answers.exclude(unit.request_id, event.span_id)
+        else:
+            self._token(unit.request_id, event.span_id, event.response.delta, unit)
 
     def _retrieved(self, event: RetrievalEndEvent) -> None:
         chain = list(self._ancestors(event.span_id))
@@ -462,12 +518,16 @@ class NecessityHandler:
                 "documents": [_document(c["id"], i, found) for i, c in enumerate(unit.contexts)],
             }
             job = _Job(self, unit, trace, metadata)
+            each = job.token if self._answers is not None else None
             if isinstance(response, StreamingResponse):
-                response.response_gen = _tap(response.response_gen, job.run, job.abandon)
+                response.response_gen = _tap(response.response_gen, job.run, job.abandon, each)
             elif isinstance(response, AsyncStreamingResponse):
                 inline = self.mode == "inline"
                 response.response_gen = _atap(
-                    response.response_gen, job.arun if inline else _as_async(job.run), job.abandon
+                    response.response_gen,
+                    job.arun if inline else _as_async(job.run),
+                    job.abandon,
+                    each,
                 )
             else:
                 job.run(str(response) if response.response is not None else "")
@@ -517,7 +577,12 @@ class _Job:
     async def arun(self, answer: str) -> None:
         await asyncio.to_thread(self.run, answer)
 
+    def token(self, delta: str) -> None:
+        """A token of the streamed answer, as the app reads it (never raises)."""
+        self.handler._token(self.unit.request_id, "synthesis", delta, self.unit)
+
     def abandon(self, error: BaseException) -> None:
+        self.handler._decided(self.unit.request_id, None)
         reason = (
             IncompleteRequestError(
                 "the stream was closed before it finished; nothing was evaluated"

@@ -11,13 +11,19 @@ logger = logging.getLogger("ene.llama_index")
 
 
 def _tap(
-    tokens: Iterator[str], done: Callable[[str], Any], failed: Callable[[BaseException], Any]
+    tokens: Iterator[str],
+    done: Callable[[str], Any],
+    failed: Callable[[BaseException], Any],
+    each: Callable[[str], Any] | None = None,
 ) -> Generator[str, None, None]:
-    """Yield ``tokens`` unchanged; call ``done(text)`` once exhausted, ``failed`` otherwise."""
+    """Yield ``tokens`` unchanged; ``each(token)`` first (never raises: it must not either),
+    then ``done(text)`` once exhausted, ``failed`` otherwise."""
     parts: list[str] = []
     try:
         for token in tokens:
             parts.append(token)
+            if each is not None:
+                each(token)
             yield token
     except BaseException as exc:
         _quietly(failed, exc)
@@ -29,11 +35,14 @@ async def _atap(
     tokens: AsyncIterator[str],
     done: Callable[[str], Awaitable[Any]],
     failed: Callable[[BaseException], Any],
+    each: Callable[[str], Any] | None = None,
 ) -> AsyncGenerator[str, None]:
     parts: list[str] = []
     try:
         async for token in tokens:
             parts.append(token)
+            if each is not None:
+                each(token)
             yield token
     except BaseException as exc:
         _quietly(failed, exc)
