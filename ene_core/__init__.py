@@ -29,12 +29,13 @@ from .errors import (
     StreamClosedError,
 )
 from .graph import SCHEMA_VERSION, Claim, ContextNode, EvidenceNecessityGraph
+from .guard import ClaimGuard
 from .oracle import NLIOracle, Scores, SupportOracle, decide
 from .premise import PremisePacker
 from .pruning import PruneResult, prune
 from .results import ExpiringDict, NecessityDispatcher, NecessityResult
 from .runs import Message, RunDecision, RunRecorder, dispatch_decision
-from .streaming import ClaimStream
+from .streaming import ClaimStream, StreamedClaim
 
 if TYPE_CHECKING:
     from .service.remote import RemoteEngine
@@ -53,6 +54,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "SCHEMA_VERSION",
     "Claim",
+    "ClaimGuard",
     "ClaimStream",
     "Context",
     "ContextNode",
@@ -89,6 +91,7 @@ __all__ = [
     "ServiceTimeoutError",
     "ServiceUnavailableError",
     "StreamClosedError",
+    "StreamedClaim",
     "SupportOracle",
     "decide",
     "default_engine",

@@ -22,8 +22,8 @@ are emitted. So the verdicts emitted and not retracted are exactly the checkable
 the request's ENG, in answer order. The ENG itself is the dispatcher's, the same as without
 streaming; the streams' checks only fill the engine's score cache earlier.
 
-The times the ENG's verdicts were first known go into the result's metadata
-(``"claim_times_ns"``: claim index -> ns since the epoch) for the span recorder.
+When each confirmed verdict was emitted goes into the result's metadata (``"claim_times_ns"``:
+claim index -> ns since the epoch) for the span recorder; the others were known with the ENG.
 
 Never raises into the host; state is bounded (``ttl_s``, ``max_requests``; the engine bounds
 its streams too). ``on_claim`` runs on the thread that delivers the token (the ENG's last
@@ -202,8 +202,7 @@ class AnswerStreams:
         times = {k: t for k, (_, t) in found.emitted.items() if k not in retracted}
         self._close(found)
         for k, claim in sorted(final.items()):
-            if k not in times:
-                times[k] = time.time_ns()
+            if k not in times:  # known with the ENG (the last sentences)
                 self._call(self.on_claim, request_id, StreamedClaim.of(claim, ids))
         if isinstance(result.metadata, dict):
             result.metadata["claim_times_ns"] = times

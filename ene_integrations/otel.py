@@ -13,6 +13,9 @@ both are safe without opentelemetry installed. The span contract is documented i
   document annotations (:mod:`ene_integrations.phoenix`).
 * ``"framework"`` (e.g. ``"langchain"``) and any other primitive values, exported as
   ``ene.framework`` / ``ene.metadata.<key>``.
+* ``"claim_times_ns"``: claim index -> when its verdict was known while the answer streamed
+  (ns since the epoch); that claim's ``ene.claim`` event gets this time (the span starts at
+  the earliest) and ``ene.claim.streamed``.
 """
 
 from __future__ import annotations
@@ -239,8 +242,12 @@ class NecessitySpanRecorder:
         elif where == "link":
             links = [Link(result.trace, {"ene.link.type": "evaluates"})]
 
+        times = _claim_times(result)  # verdicts known while the answer streamed
         span = self._tracer.start_span(
-            SPAN_NAME, context=context, links=links, start_time=result.started_ns
+            SPAN_NAME,
+            context=context,
+            links=links,
+            start_time=min([result.started_ns, *times.values()]),
         )
         if not span.is_recording():  # sampled out: nothing to build
             span.end(end_time=max(result.ended_ns, result.started_ns))
@@ -266,7 +273,9 @@ class NecessitySpanRecorder:
         span.set_attributes(attrs)
         events = [(GENAI_EVENT, e) for e in genai] + [(CLAIM_EVENT, e) for e in claims]
         for name, event in events:
-            span.add_event(name, _cap(dict(event), max_event_attrs)[0], result.ended_ns)
+            index = event.get("ene.claim.index") if name == CLAIM_EVENT else None
+            when = times.get(index, result.ended_ns) if isinstance(index, int) else result.ended_ns
+            span.add_event(name, _cap(dict(event), max_event_attrs)[0], when)
         if result.error is not None:
             span.set_status(Status(StatusCode.ERROR, truncate(result.error, self.max_value_length)))
         span.end(end_time=max(result.ended_ns, result.started_ns))
@@ -373,6 +382,7 @@ class NecessitySpanRecorder:
     def _claim_events(self, result: Any) -> Iterator[dict[str, Primitive | list[Any]]]:
         eng = result.eng
         cut = self.max_value_length
+        streamed = _claim_times(result)
         for claim in eng.claims:
             if not claim.checkable:
                 continue
@@ -389,6 +399,8 @@ class NecessitySpanRecorder:
             }
             if claim.p_entail is not None:
                 event["ene.claim.p_entail"] = float(claim.p_entail)
+            if claim.index in streamed:  # its event's time is when it was known
+                event["ene.claim.streamed"] = True
             if self.capture_content:
                 event["ene.claim.text"] = truncate(claim.text, cut)
             else:
@@ -510,6 +522,16 @@ def _drop_incomplete_evaluations(attrs: dict[str, Any], count: int) -> None:
         if not any(prefix + f in attrs for f in ("score", "label", "explanation")):
             for key in [k for k in attrs if k.startswith(prefix)]:
                 del attrs[key]
+
+
+def _claim_times(result: Any) -> dict[int, int]:
+    """When each claim's verdict was known while the answer streamed (claim index -> ns since
+    the epoch): ``metadata["claim_times_ns"]``, from :mod:`ene_core.answer_streams`."""
+    meta = result.metadata if isinstance(result.metadata, Mapping) else {}
+    times = meta.get("claim_times_ns")
+    if not isinstance(times, Mapping):
+        return {}
+    return {k: v for k, v in times.items() if isinstance(k, int) and isinstance(v, int)}
 
 
 def _limit(limits: Any, name: str) -> int | None:

@@ -1,18 +1,27 @@
 """A small offline world for agent and graph tests: a real InMemoryVectorStore over keyword
-embeddings, and scripted chat models (real BaseChatModel subclasses) that emit tool calls."""
+embeddings, and scripted chat models (real BaseChatModel subclasses) that emit tool calls, and
+stream."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+)
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.vectorstores import InMemoryVectorStore
 
 STOP = {"the", "is", "a", "an", "of", "in", "was", "how", "what", "when", "and", "it", "who"}
@@ -109,3 +118,37 @@ def by_keyword(rules: Sequence[tuple[str, str]], default: str = "") -> Callable[
         return AIMessage(default)
 
     return respond
+
+
+class StreamingChatModel(ScriptedChatModel):
+    """A :class:`ScriptedChatModel` that streams: its reply word by word, a tool call in one
+    chunk. ``pace()`` runs before each word (a slow model: tests wait for ENE's worker there)."""
+
+    pace: Any = None
+
+    def _chunks(self, messages: list[BaseMessage]) -> list[ChatGenerationChunk]:
+        message = self.respond(messages)
+        if message.tool_calls:
+            calls = [
+                {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i}
+                for i, c in enumerate(message.tool_calls)
+            ]
+            return [ChatGenerationChunk(message=AIMessageChunk("", tool_call_chunks=calls))]
+        words = re.findall(r"\S+\s*", text_of(message))
+        return [ChatGenerationChunk(message=AIMessageChunk(word)) for word in words]
+
+    def _stream(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> Iterator[ChatGenerationChunk]:
+        for chunk in self._chunks(messages):
+            if self.pace is not None and chunk.message.content:
+                self.pace()
+            yield chunk
+
+    async def _astream(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        for chunk in self._chunks(messages):
+            if self.pace is not None and chunk.message.content:
+                await asyncio.to_thread(self.pace)
+            yield chunk

@@ -78,7 +78,13 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     (
         "adapter_kit",
-        ("ene_core.runs", "ene_core.results", "ene_core.pruning", "ene_core.answer_streams"),
+        (
+            "ene_core.runs",
+            "ene_core.results",
+            "ene_core.pruning",
+            "ene_core.answer_streams",
+            "ene_core.guard",
+        ),
     ),
     ("reports", ("ene_core.reports",)),
     ("service", ("ene_core.service",)),

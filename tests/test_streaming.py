@@ -6,10 +6,11 @@ from __future__ import annotations
 import asyncio
 import gc
 import itertools
+import re
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 
 import pytest
 from hypothesis import given, settings
@@ -19,6 +20,7 @@ from ene_core import NecessityEngine, Scores, StreamClosedError
 from ene_core.claims import split_claims
 from ene_core.errors import InvalidInputError, OracleError
 from ene_core.graph import Claim, EvidenceNecessityGraph
+from ene_core.guard import ClaimGuard, annotate, replace
 from ene_core.streaming import ClaimStream, SentenceTracker, same_verdict
 from ene_core.testing import KeywordOracle
 
@@ -333,3 +335,56 @@ def test_with_the_shipped_verifier_the_stream_ends_in_the_evaluate_eng() -> None
         assert all(same_verdict(a, b) for a, b in zip(seen, final, strict=True))
     finally:
         engine.close()
+
+
+# -- the guard, on a claim stream of its own ------------------------------------------------------
+class Paced:
+    """A model's tokens, each after the engine's worker went idle (a slow model)."""
+
+    def __init__(self, engine: NecessityEngine, text: str) -> None:
+        self.engine, self.text, self.closed = engine, text, False
+
+    def __iter__(self) -> Iterator[str]:
+        try:
+            for word in re.findall(r"\S+\s*", self.text):
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline:
+                    stats = self.engine.worker_stats
+                    if stats["submitted"] == stats["completed"] + stats["failed"]:
+                        break
+                    time.sleep(0.002)
+                yield word
+        finally:
+            self.closed = True
+
+
+def test_guard_replaces_the_rest_after_a_contradicted_claim(
+    keyword_engine: NecessityEngine,
+) -> None:
+    guard = ClaimGuard(
+        lambda c: replace(" [The rest was withheld.]") if c.status == "contradicted" else None
+    )
+    model = Paced(keyword_engine, ANSWER)
+    stream = keyword_engine.stream(CONTEXTS, id="guarded")
+    shown = "".join(guard.wrap(iter(model), stream=stream))
+    head, tail = shown.split(" [The rest was withheld.]")
+    assert tail == "" and ANSWER.startswith(head) and "500 metres tall." in head
+    assert "blue" not in head
+    assert [(c.index, a.kind) for c, a in guard.acted] == [(2, "replace")]
+    assert stream.closed and keyword_engine.open_streams == 0
+
+
+async def test_guard_on_an_async_token_stream(keyword_engine: NecessityEngine) -> None:
+    async def tokens() -> AsyncIterator[str]:
+        for word in Paced(keyword_engine, ANSWER):
+            yield word
+
+    guard = ClaimGuard(lambda c: annotate(f" [{c.status}]"))
+    stream = keyword_engine.stream(CONTEXTS, id="aguarded")
+    shown = "".join([t async for t in guard.awrap(tokens(), stream=stream)])
+    assert re.sub(r" \[(contradicted|unsupported)\]", "", shown) == ANSWER
+    assert [(c.index, c.status) for c, _ in guard.acted] == [
+        (2, "contradicted"),
+        (3, "unsupported"),
+    ]
+    assert shown.endswith("blue. [unsupported]")  # the last verdict came with the ENG at the end
