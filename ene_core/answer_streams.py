@@ -111,8 +111,8 @@ class AnswerStreams:
                 return
             if found.stream is None:
                 found.text.append(delta)
-                return
-            self._emit(request_id, found, found.stream.feed(delta))
+            elif not found.stream.closed:  # freed by the engine's bounds: nothing more to say
+                self._emit(request_id, found, found.stream.feed(delta))
         except Exception as exc:
             self._failed("token", exc)
 
@@ -165,13 +165,17 @@ class AnswerStreams:
     def _open(
         self, request_id: str, candidate: Callable[[], tuple[Sequence[Any], str | None]]
     ) -> ClaimStream | None:
-        engine = self._engine()
-        if not hasattr(engine, "stream"):
+        try:
+            engine = self._engine()
+            if not hasattr(engine, "stream"):
+                return None
+            contexts, question = candidate()
+            if not contexts:
+                return None  # nothing to check it against: the ENG (if any) says so at the end
+            stream: ClaimStream = engine.stream(list(contexts), question, request_id)
+        except Exception as exc:  # e.g. contexts the engine cannot read: the ENG will say
+            self._failed("open", exc)
             return None
-        contexts, question = candidate()
-        if not contexts:
-            return None  # nothing to check it against: the ENG (if any) says so at the end
-        stream: ClaimStream = engine.stream(list(contexts), question, request_id)
         return stream
 
     def _emit(self, request_id: str, found: _Candidate, claims: list[StreamedClaim]) -> None:

@@ -53,8 +53,8 @@ _OPENERS = "([{\"'\u201c\u2018\u00ab"
 # the start of a later sentence that settles the one before it: a complete first word
 _SETTLED = re.compile(f"[^\\s{re.escape(_OPENERS)}]\\S*\\s")
 _SPACE = re.compile(r"\s*")
-_PAIRS = ("()", "[]", "{}", "\u201c\u201d")
-_BRACKETS = frozenset("".join(_PAIRS) + '"')
+_PAIRS = (("(", ")"), ("[", "]"), ("{", "}"), ("\u201c", "\u201d"))
+_BRACKETS = frozenset("".join(a + b for a, b in _PAIRS) + '"')
 
 
 def _balanced(text: str, start: int, end: int) -> bool:
@@ -135,7 +135,7 @@ def same_verdict(streamed: Claim, final: Claim) -> bool:
     contexts it needs and that contradict it, the leave-one-out row). The span end may differ
     by trailing whitespace that arrived later; a claim without markers gets its citation fields
     from the whole answer (whether any claim has markers)."""
-    fields = (
+    fields: tuple[str, ...] = (
         "index",
         "text",
         "kind",
@@ -229,6 +229,12 @@ class ClaimStream:
     def text(self) -> str:
         """The text fed so far."""
         return self._tracker.text
+
+    @property
+    def complete(self) -> int:
+        """How many sentences (segments, from the first) are complete so far: checked or being
+        checked; the rest are complete only at the end."""
+        return len(self._tracker.done)
 
     @property
     def closed(self) -> bool:

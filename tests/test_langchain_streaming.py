@@ -22,9 +22,10 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
-from langchain_core.runnables import RunnablePassthrough
+from langchain_core.runnables import RunnableParallel, RunnablePassthrough
 from langgraph.graph import END, START, StateGraph
 from lc_world import StreamingChatModel, agent_script, by_keyword, make_store
+from pydantic import BaseModel
 from test_langchain_agents import retrieve, same
 
 from ene_core import NecessityEngine, StreamedClaim
@@ -324,3 +325,72 @@ def test_each_verdict_is_a_span_event_at_the_time_it_was_known(engine: Necessity
     assert times == sorted(times) and times[2] < result.started_ns <= times[3]
     assert span.start_time == times[0]  # the span covers the verdicts
     assert events[2].attributes["ene.claim.status"] == "contradicted"
+
+
+class JsonGrader(StreamingChatModel):
+    """A grader behind ``with_structured_output``: the binding carries the structured-output
+    format (what LangChain reports to callbacks); its reply streams as text."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self.bind(**kwargs)
+
+
+class Grade(BaseModel):
+    grounded: bool
+
+
+def test_a_structured_output_call_is_never_a_candidate(engine: NecessityEngine) -> None:
+    log = Log()
+    handler = NecessityCallbackHandler(engine, on_claim=log.on_claim, on_retract=log.on_retract)
+    answer = "The Eiffel Tower is 330 metres tall. Bananas are blue."
+    verdict = "The answer is grounded in the facts. It needs no rewrite."
+    prompt = ChatPromptTemplate.from_messages([("human", "{question}")])
+    generator = StreamingChatModel(respond=lambda m: AIMessage(answer), pace=lambda: idle(engine))
+    grader = JsonGrader(respond=lambda m: AIMessage(verdict), pace=lambda: idle(engine))
+    docs = STORE.as_retriever(search_kwargs={"k": 2}) | (
+        lambda found: "\n".join(d.page_content for d in found)
+    )
+    with_context = ChatPromptTemplate.from_messages(
+        [("system", "{context}"), ("human", "{question}")]
+    )
+    app = {"context": docs, "question": RunnablePassthrough()} | RunnableParallel(
+        answer=with_context | generator | StrOutputParser(),
+        grade=prompt | grader.with_structured_output(Grade),
+    )
+    run_id = uuid.uuid4()
+    list(app.stream(QUESTION, config={"callbacks": [handler], "run_id": run_id}))
+    result = handler.result(run_id, timeout=30)
+    assert result.eng is not None and result.eng.answer == answer
+    assert all(c.text != "The answer is grounded in the facts." for _, c, _ in log.claims)
+    assert log.retracted == []
+    assert_streamed_as_the_eng(log, result.eng, str(run_id))
+
+
+class WithoutStreams:
+    """An engine with the ``Engine`` surface and no ``stream`` (like a ``RemoteEngine``)."""
+
+    def __init__(self, engine: NecessityEngine) -> None:
+        self._engine = engine
+        self.oracle, self.threshold = engine.oracle, engine.threshold
+
+    def submit(self, *args: Any, **kwargs: Any) -> Any:
+        return self._engine.submit(*args, **kwargs)
+
+
+def test_an_engine_without_streams_gives_the_verdicts_with_the_eng(
+    engine: NecessityEngine,
+) -> None:
+    log = Log()
+    handler = NecessityCallbackHandler(
+        WithoutStreams(engine), on_claim=log.on_claim, on_retract=log.on_retract
+    )  # type: ignore[arg-type]
+    run_id = uuid.uuid4()
+    config: Any = {"callbacks": [handler], "run_id": run_id}
+    tokens = []
+    for token in rag_chain(engine).stream(QUESTION, config=config):
+        tokens.append(token)
+        log.tokens += 1
+    result = handler.result(run_id, timeout=30)
+    assert "".join(tokens) == ANSWER and result.eng is not None
+    assert all(at == len(tokens) for _, _, at in log.claims)  # all of them with the ENG
+    assert_streamed_as_the_eng(log, result.eng, str(run_id))
