@@ -111,7 +111,7 @@ class GraphAssembly:
                 index=i,
                 id=c.id,
                 text=c.text,
-                metadata=_jsonable(c.metadata),
+                metadata=c.metadata,  # plain JSON values (Request.build)
                 tokens=tokens[c.text],
                 used=i in used,
                 necessary_for=[k for k, need in necessary.items() if rank[i] in need],
@@ -192,7 +192,7 @@ def _counts(claims: list[Claim], contexts: list[ContextNode]) -> Counts:
 
 
 def _warnings(request: Request, segments: list[Segment]) -> list[str]:
-    warnings = []
+    warnings = list(request.warnings)  # what the normalisation of the input changed
     if not request.answer.strip():
         warnings.append("answer is empty: there is nothing to verify")
     elif not any(s.checkable for s in segments):
@@ -203,13 +203,3 @@ def _warnings(request: Request, segments: list[Segment]) -> list[str]:
     if len(set(ids)) != len(ids):
         warnings.append("duplicate context ids: refer to contexts by index")
     return warnings
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)

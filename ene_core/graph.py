@@ -6,12 +6,14 @@ exists iff removing the context makes the claim unsupported (``claim.necessary``
 
 from __future__ import annotations
 
-import json
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from .errors import ENGFormatError, ENGVersionError
+from .normalise import MAX_DEPTH, decode_json
 
 # 1.1: Claim.contradicted_by (1.0 ENGs load with it empty)
 # 1.2: RunStats.compute_ms (older ENGs load with it None)
@@ -24,8 +26,12 @@ Classification = Literal["unsupported", "contradicted", "fragile", "joint", "rob
 ClaimKind = Literal["claim", "question", "refusal", "heading", "citation", "filler"]
 
 
+MAX_NESTING = 2 * MAX_DEPTH  # an engine's ENG nests at most 3 + MAX_DEPTH; pydantic writes ~250
+_MAY_BE_LONE = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")  # a surrogate, maybe a lone one
+
+
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Claim(_Model):
@@ -224,17 +230,27 @@ class EvidenceNecessityGraph(_Model):
     def from_json(cls, text: str | bytes) -> EvidenceNecessityGraph:
         """Parse an ENG; raises :class:`ENGFormatError` / :class:`ENGVersionError` saying why."""
         try:
-            data = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as exc:
+            data = decode_json(text, MAX_NESTING)
+        except ValueError as exc:  # not JSON, not text, nested too deeply
             raise ENGFormatError(f"not ENG JSON: {exc}") from None
-        return cls.from_dict(data)
+        if isinstance(text, (bytes, bytearray)):
+            return cls._from_data(data, check=True)
+        return cls._from_data(data, check=_MAY_BE_LONE.search(text) is not None)
 
     @classmethod
     def from_dict(cls, data: Any) -> EvidenceNecessityGraph:
+        """Validate decoded ENG JSON; raises :class:`ENGFormatError` / :class:`ENGVersionError`
+        saying why (also for text that is not valid Unicode, so a loaded ENG serialises)."""
+        return cls._from_data(data, check=True)
+
+    @classmethod
+    def _from_data(cls, data: Any, *, check: bool) -> EvidenceNecessityGraph:
+        """``check``: make sure it serialises (JSON text without surrogate escapes does)."""
         if not isinstance(data, dict):
             raise ENGFormatError(f"an ENG is a JSON object, got {type(data).__name__}")
         version = data.get("schema_version")
-        if not isinstance(version, str) or not version.split(".")[0].isdigit():
+        major = version.split(".")[0] if isinstance(version, str) else ""
+        if not (major.isascii() and major.isdigit()):
             raise ENGFormatError(f"missing or invalid 'schema_version': {version!r}")
         if int(version.split(".")[0]) > int(SCHEMA_VERSION.split(".")[0]):
             raise ENGVersionError(
@@ -242,7 +258,12 @@ class EvidenceNecessityGraph(_Model):
                 "upgrade ene to load it"
             )
         try:
-            return cls.model_validate(data)
+            eng = cls.model_validate(data)
+            if check:
+                eng.to_json()  # it must serialise: no lone surrogates, not nested too deeply
+            return eng
+        except PydanticSerializationError as exc:
+            raise ENGFormatError(f"invalid ENG: it does not serialise: {exc}") from None
         except ValidationError as exc:
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"

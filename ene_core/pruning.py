@@ -1,17 +1,20 @@
 """Runtime pruning: keep the contexts an answer used, drop the rest.
 
 Fail-safe: without a graph (evaluation failed) or when no claim is supported, nothing is
-dropped, and the reason says so; pruning never hides evidence on a guess.
+dropped, and the reason says so; pruning never hides evidence on a guess. A graph of other
+chunks (another request's) is refused with a typed error.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar, get_args
+from typing import Any, Generic, Literal, TypeVar, get_args
 
+from .contexts import to_context
 from .errors import InvalidInputError
 from .graph import EvidenceNecessityGraph
+from .normalise import clean_text
 
 T = TypeVar("T")
 KeepPolicy = Literal["minimal", "necessary", "cited"]
@@ -47,6 +50,12 @@ def prune(
             f"{len(items)} items but the graph has {len(eng.contexts)} contexts: prune the "
             "same list that was evaluated"
         )
+    stranger = _first_stranger(items, eng)
+    if stranger is not None:
+        raise InvalidInputError(
+            f"item {stranger} is not the chunk the graph evaluated as context {stranger} (a graph "
+            "of another request, or a changed list): prune the list that was evaluated"
+        )
     if eng.counts.supported == 0:
         return PruneResult(list(items), [], everything, [], 0, "no supported claim: nothing pruned")
     if keep == "minimal":
@@ -77,6 +86,20 @@ def prune(
         sum(eng.contexts[i].tokens for i in dropped),
         f"kept the {keep} set",
     )
+
+
+def _first_stranger(items: Sequence[Any], eng: EvidenceNecessityGraph) -> int | None:
+    """The first item whose id and text both differ from its context in ``eng``; items that
+    are not chunks (e.g. positions) are not compared."""
+    for i, item in enumerate(items):
+        try:
+            context = to_context(item, i)
+        except Exception:  # not a chunk ENE can read: only the count is checked
+            continue
+        node = eng.contexts[i]
+        if clean_text(context.id)[0] != node.id and clean_text(context.text)[0] != node.text:
+            return i
+    return None
 
 
 def needed_citations(eng: EvidenceNecessityGraph) -> set[int]:

@@ -58,6 +58,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             f"ene_core.{name}"
             for name in (
                 "errors",
+                "normalise",
                 "contexts",
                 "claims",
                 "citations",

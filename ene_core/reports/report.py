@@ -126,32 +126,40 @@ def read_results(path: str | Path) -> tuple[list[EvidenceNecessityGraph], int]:
     """The ENGs of an ``ene eval`` output and how many lines record a failure.
 
     Accepts ENG JSONL (error records ``{"error": ...}`` are counted, not parsed) or one ENG
-    JSON document (as written by ``ene evaluate --json``).
+    JSON document (as written by ``ene evaluate --json``). Lines end at ``\n`` only: text may
+    hold U+2028 and the other characters ``str.splitlines`` would also cut at.
     """
-    text = Path(path).read_text(encoding="utf-8")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ENGFormatError(f"{path} is not UTF-8 text (at byte {exc.start + 1})") from None
     stripped = text.strip()
     if stripped.startswith("{") and "\n" in stripped:
         try:
-            return [EvidenceNecessityGraph.from_dict(json.loads(stripped))], 0
-        except (json.JSONDecodeError, ENGFormatError):
+            return [EvidenceNecessityGraph.from_json(stripped)], 0
+        except ENGFormatError:
             pass  # JSONL: one object per line
     engs: list[EvidenceNecessityGraph] = []
     failed = 0
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ENGFormatError(f"{path}: line {number} is not JSON: {exc}") from None
-        if isinstance(data, dict) and "error" in data and "schema_version" not in data:
-            failed += 1
-            continue
-        try:
-            engs.append(EvidenceNecessityGraph.from_dict(data))
+            engs.append(EvidenceNecessityGraph.from_json(line))
         except ENGFormatError as exc:
-            raise ENGFormatError(f"{path}: line {number}: {exc}") from None
+            if not _error_record(line):
+                raise ENGFormatError(f"{path}: line {number}: {exc}") from None
+            failed += 1
     return engs, failed
+
+
+def _error_record(line: str) -> bool:
+    """An ``ene eval --on-error record`` line: ``{"line", "error"}``, no ENG."""
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and "error" in data and "schema_version" not in data
 
 
 # -- statistics ---------------------------------------------------------------------------------
