@@ -54,7 +54,10 @@ def check_id(value: Any, what: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
+        try:
+            return str(value)
+        except ValueError:  # over 4300 digits: Python will not write it
+            raise InvalidInputError(f"{what} is an integer too long: pass a string") from None
     if isinstance(value, float):
         if math.isfinite(value):
             return repr(value)
@@ -106,7 +109,7 @@ class Normaliser:
         if value is None or isinstance(value, bool):
             return value
         if isinstance(value, int):
-            return value if -_INT_LIMIT < value < _INT_LIMIT else str(value)
+            return value if -_INT_LIMIT < value < _INT_LIMIT else self.text(_shown(value), where)
         if isinstance(value, float):
             return value if math.isfinite(value) else str(value)
         return self.text(_shown(value), where)
@@ -165,19 +168,28 @@ def too_deep(text: str, limit: int) -> bool:
 def decode_json(text: str | bytes, limit: int = MAX_DEPTH) -> Any:
     """Strict JSON: text, or bytes in UTF-8 (or UTF-16/32, as ``json.loads`` detects them),
     nested at most ``limit`` levels (never a ``RecursionError``), without ``NaN`` or
-    ``Infinity`` (not JSON). Raises ``ValueError`` saying why: ``json.JSONDecodeError`` for
-    bad syntax, ``UnicodeDecodeError`` for bytes that are not text."""
+    ``Infinity`` (not JSON). Raises ``ValueError`` whose message completes "... is": e.g.
+    ``json.JSONDecodeError`` for bad syntax, ``UnicodeDecodeError`` for bytes that are not
+    text."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode(json.detect_encoding(text))
     if not isinstance(text, str):
-        raise ValueError(f"JSON is text, got {type(text).__name__}")
+        raise ValueError(f"not JSON text (got {type(text).__name__})")
     if too_deep(text, limit):
         raise ValueError(f"nested more than {limit} levels deep")
     try:
         return json.loads(text, parse_constant=_not_json)
+    except (json.JSONDecodeError, _Refused):
+        raise
+    except ValueError as exc:  # an integer of over 4300 digits
+        raise ValueError(f"not JSON ENE reads: {exc}") from None
     except RecursionError:  # not reached below the limit; belt and braces
-        raise ValueError("nested too deeply") from None
+        raise ValueError(f"nested more than {limit} levels deep") from None
+
+
+class _Refused(ValueError):
+    """Valid for ``json.loads``, not JSON."""
 
 
 def _not_json(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON (numbers must be finite)")
+    raise _Refused(f"not valid JSON: {name} is not a JSON number (numbers must be finite)")

@@ -42,6 +42,10 @@ def prune(
     where the citation is precise or the claim needs the chunk (an answer without citations,
     or with none needed, keeps everything).
     """
+    if keep not in KEEP_POLICIES:
+        raise InvalidInputError(
+            f"keep must be one of {', '.join(map(repr, KEEP_POLICIES))}, got {keep!r}"
+        )
     everything = list(range(len(items)))
     if eng is None:
         return PruneResult(list(items), [], everything, [], 0, "no graph: nothing pruned")
@@ -62,7 +66,7 @@ def prune(
         chosen = set(eng.minimal_sufficient_set)
     elif keep == "necessary":
         chosen = {i for c in eng.claims for i in c.necessary}
-    elif keep == "cited":
+    else:  # "cited"
         if eng.citation_recall is None or eng.citation_base is None:
             return PruneResult(
                 list(items), [], everything, [], 0, "the answer cites nothing: nothing pruned"
@@ -72,10 +76,6 @@ def prune(
             return PruneResult(
                 list(items), [], everything, [], 0, "no citation is needed: nothing pruned"
             )
-    else:
-        raise InvalidInputError(
-            f"keep must be one of {', '.join(map(repr, KEEP_POLICIES))}, got {keep!r}"
-        )
     kept = [i for i in everything if i in chosen]
     dropped = [i for i in everything if i not in chosen]
     return PruneResult(

@@ -108,7 +108,7 @@ def load_json(text: str | bytes, *, what: str = "") -> Any:
             f"{subject}not valid JSON: {exc.msg} (column {exc.colno})"
         ) from None
     except ValueError as exc:  # too deep, NaN, an integer of over 4300 digits
-        raise InvalidInputError(f"{subject}not JSON ENE reads: {exc}") from None
+        raise InvalidInputError(f"{subject}{exc}") from None
 
 
 def parse_request(line: str) -> Request:
