@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from .errors import ENGFormatError, ENGVersionError
-from .normalise import MAX_DEPTH, decode_json
+from .normalise import MAX_DEPTH, decode_json, json_problem
 
 # 1.1: Claim.contradicted_by (1.0 ENGs load with it empty)
 # 1.2: RunStats.compute_ms (older ENGs load with it None)
@@ -26,8 +26,7 @@ Classification = Literal["unsupported", "contradicted", "fragile", "joint", "rob
 ClaimKind = Literal["claim", "question", "refusal", "heading", "citation", "filler"]
 
 
-MAX_NESTING = 2 * MAX_DEPTH  # an engine's ENG nests at most 3 + MAX_DEPTH; pydantic writes ~250
-_MAY_BE_LONE = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")  # a surrogate, maybe a lone one
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 class _Model(BaseModel):
@@ -230,22 +229,22 @@ class EvidenceNecessityGraph(_Model):
     def from_json(cls, text: str | bytes) -> EvidenceNecessityGraph:
         """Parse an ENG; raises :class:`ENGFormatError` / :class:`ENGVersionError` saying why."""
         try:
-            data = decode_json(text, MAX_NESTING)
+            data = decode_json(text, None)
         except ValueError as exc:  # not JSON, not text, nested too deeply
             raise ENGFormatError(f"not ENG JSON: {exc}") from None
-        if isinstance(text, (bytes, bytearray)):
-            return cls._from_data(data, check=True)
-        return cls._from_data(data, check=_MAY_BE_LONE.search(text) is not None)
+        return cls._from_data(data, everything=not _surrogate_free(text))
 
     @classmethod
     def from_dict(cls, data: Any) -> EvidenceNecessityGraph:
         """Validate decoded ENG JSON; raises :class:`ENGFormatError` / :class:`ENGVersionError`
-        saying why (also for text that is not valid Unicode, so a loaded ENG serialises)."""
-        return cls._from_data(data, check=True)
+        saying why (also for values that would not serialise, or not read back the same: lone
+        surrogates, non-finite numbers, metadata nested too deeply)."""
+        return cls._from_data(data, everything=True)
 
     @classmethod
-    def _from_data(cls, data: Any, *, check: bool) -> EvidenceNecessityGraph:
-        """``check``: make sure it serialises (JSON text without surrogate escapes does)."""
+    def _from_data(cls, data: Any, *, everything: bool) -> EvidenceNecessityGraph:
+        """``everything``: check that every string serialises, not only the free-form values
+        (metadata, packing); JSON text without surrogates needs no more."""
         if not isinstance(data, dict):
             raise ENGFormatError(f"an ENG is a JSON object, got {type(data).__name__}")
         version = data.get("schema_version")
@@ -259,11 +258,6 @@ class EvidenceNecessityGraph(_Model):
             )
         try:
             eng = cls.model_validate(data)
-            if check:
-                eng.to_json()  # it must serialise: no lone surrogates, not nested too deeply
-            return eng
-        except PydanticSerializationError as exc:
-            raise ENGFormatError(f"invalid ENG: it does not serialise: {exc}") from None
         except ValidationError as exc:
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
@@ -272,9 +266,42 @@ class EvidenceNecessityGraph(_Model):
             raise ENGFormatError(
                 f"invalid ENG ({exc.error_count()} problems): {problems}"
             ) from None
+        problem = _unsound(eng, everything)
+        if problem is not None:  # it would not serialise, or not read back the same
+            raise ENGFormatError(f"invalid ENG: {problem}")
+        return eng
 
     @classmethod
     def json_schema(cls) -> dict[str, Any]:
         schema = cls.model_json_schema()
         schema["$id"] = f"https://ene.dev/schema/eng-{SCHEMA_VERSION}.json"
         return schema
+
+
+def _surrogate_free(text: str | bytes) -> bool:
+    """JSON text that cannot hold a surrogate: none written raw, none escaped (cheap)."""
+    if not isinstance(text, str) or _SURROGATE_ESCAPE.search(text):
+        return False
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _unsound(eng: EvidenceNecessityGraph, everything: bool) -> str | None:
+    """Why ``eng`` would not serialise or read back the same, or ``None``."""
+    free = [("verifier.packing", eng.verifier.packing)]
+    free += [(f"contexts.{c.index}.metadata", c.metadata) for c in eng.contexts]
+    for where, value in free:
+        problem = json_problem(value, MAX_DEPTH)
+        if problem is not None:
+            return f"{where}: {problem}"
+    if everything:
+        try:
+            eng.to_json()
+        except PydanticSerializationError:
+            return "it holds a lone surrogate (not valid Unicode)"
+    return None

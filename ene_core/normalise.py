@@ -147,6 +147,35 @@ def _places(places: list[str]) -> str:
     return shown + (f" and {more} more" if more > 0 else "")
 
 
+def json_problem(value: Any, limit: int) -> str | None:
+    """Why decoded JSON ``value`` is not sound to keep and write again, or ``None``: a string
+    (or key) with a lone surrogate, nesting deeper than ``limit``, a non-finite number, or a
+    value that is not JSON. Iterative: any depth is safe."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return "it holds a lone surrogate (not valid Unicode)"
+        elif isinstance(item, (dict, list)):
+            if depth > limit:
+                return f"nested more than {limit} levels deep"
+            if isinstance(item, dict):
+                keys = list(item)
+                if not all(isinstance(k, str) for k in keys):
+                    return "an object has a key that is not a string"
+                stack.extend((k, depth) for k in keys)
+                stack.extend((v, depth + 1) for v in item.values())
+            else:
+                stack.extend((v, depth + 1) for v in item)
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return f"it holds {item}, not a JSON number"
+        elif item is not None and not isinstance(item, (bool, int)):
+            return f"it holds a {type(item).__name__}, not a JSON value"
+    return None
+
+
 # -- JSON nesting, measured without parsing --------------------------------------------------------
 _STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)  # one pass; unterminated too
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
@@ -165,17 +194,17 @@ def too_deep(text: str, limit: int) -> bool:
     return text.count("[") + text.count("{") > limit and json_depth(text) > limit
 
 
-def decode_json(text: str | bytes, limit: int = MAX_DEPTH) -> Any:
+def decode_json(text: str | bytes, limit: int | None = MAX_DEPTH) -> Any:
     """Strict JSON: text, or bytes in UTF-8 (or UTF-16/32, as ``json.loads`` detects them),
-    nested at most ``limit`` levels (never a ``RecursionError``), without ``NaN`` or
-    ``Infinity`` (not JSON). Raises ``ValueError`` whose message completes "... is": e.g.
-    ``json.JSONDecodeError`` for bad syntax, ``UnicodeDecodeError`` for bytes that are not
-    text."""
+    nested at most ``limit`` levels (``None``: as deep as ``json.loads`` goes; never a
+    ``RecursionError``), without ``NaN`` or ``Infinity`` (not JSON). Raises ``ValueError``
+    whose message completes "... is": e.g. ``json.JSONDecodeError`` for bad syntax,
+    ``UnicodeDecodeError`` for bytes that are not text."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode(json.detect_encoding(text))
     if not isinstance(text, str):
         raise ValueError(f"not JSON text (got {type(text).__name__})")
-    if too_deep(text, limit):
+    if limit is not None and too_deep(text, limit):
         raise ValueError(f"nested more than {limit} levels deep")
     try:
         return json.loads(text, parse_constant=_not_json)
@@ -183,8 +212,8 @@ def decode_json(text: str | bytes, limit: int = MAX_DEPTH) -> Any:
         raise
     except ValueError as exc:  # an integer of over 4300 digits
         raise ValueError(f"not JSON ENE reads: {exc}") from None
-    except RecursionError:  # not reached below the limit; belt and braces
-        raise ValueError(f"nested more than {limit} levels deep") from None
+    except RecursionError:  # json.loads recurses once per level
+        raise ValueError("nested too deeply") from None
 
 
 class _Refused(ValueError):

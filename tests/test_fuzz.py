@@ -166,11 +166,13 @@ def strings(value: Any) -> Iterator[str]:
             yield from strings(item)
 
 
-def assert_sound(eng: EvidenceNecessityGraph) -> None:
-    """It serialises, reads back equal, and holds no lone surrogate or control character."""
+def assert_sound(eng: EvidenceNecessityGraph, *, normalised: bool = True) -> None:
+    """It serialises and reads back equal; the engine's holds no lone surrogate or control
+    character (a loaded one may hold control characters: they serialise)."""
     text = eng.to_json()
     assert EvidenceNecessityGraph.from_json(text) == eng
-    assert not any(_ODD_CHARS.search(s) for s in strings(json.loads(text)))
+    if normalised:
+        assert not any(_ODD_CHARS.search(s) for s in strings(json.loads(text)))
 
 
 # -- the engine ------------------------------------------------------------------------------------
@@ -326,7 +328,7 @@ def test_mutated_engs_load_soundly_or_fail_typed(
             eng = EvidenceNecessityGraph.from_json(variant)
         except ENGFormatError:
             continue
-        assert_sound(eng)
+        assert_sound(eng, normalised=False)
 
 
 def test_deep_and_big_eng_text_fails_typed() -> None:
