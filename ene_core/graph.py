@@ -251,7 +251,7 @@ class EvidenceNecessityGraph(_Model):
         major = version.split(".")[0] if isinstance(version, str) else ""
         if not (major.isascii() and major.isdigit()):
             raise ENGFormatError(f"missing or invalid 'schema_version': {version!r}")
-        if int(version.split(".")[0]) > int(SCHEMA_VERSION.split(".")[0]):
+        if int(major) > int(SCHEMA_VERSION.split(".")[0]):
             raise ENGVersionError(
                 f"ENG schema {version} is newer than this ENE reads ({SCHEMA_VERSION}): "
                 "upgrade ene to load it"
