@@ -45,7 +45,7 @@ from typing import Any
 from necessity_dev import DATA, build_engine, load_cases  # benchmarks/ is on sys.path
 
 from ene_core import EvidenceNecessityGraph, NecessityEngine, PremisePacker, prune
-from ene_core.pruning import DEFAULT_KEEP, KEEP_POLICIES, Margins
+from ene_core.pruning import DEFAULT_KEEP, KEEP_POLICIES, SafeMargins
 
 HERE = Path(__file__).resolve().parent
 TEST = HERE / "data" / "necessity_test.jsonl"
@@ -184,7 +184,7 @@ def score(
     cases: Sequence[Labelled],
     engs: Sequence[EvidenceNecessityGraph],
     keep: str,
-    margins: Margins | None = None,
+    margins: SafeMargins | None = None,
 ) -> Tally:
     """The tally of one policy over a set."""
     tally = Tally()
@@ -212,7 +212,7 @@ def calibrate(
     z: float = Z,
     max_margin: float = 0.3,
     step: float = 0.025,
-) -> tuple[Margins, dict[str, float | None], bool]:
+) -> tuple[SafeMargins, dict[str, float | None], bool]:
     """The margins of the ``"safe"`` policy for these (dev) cases: the most unused chunks
     dropped among the grid points whose safety reaches ``goal`` with confidence (the lower end
     of its Wilson interval at ``z``; ``z=0``: the safety itself) (ties: the smallest margins);
@@ -220,7 +220,7 @@ def calibrate(
     grid = [round(i * step, 6) for i in range(round(max_margin / step) + 1)]
     best: tuple[Any, ...] | None = None
     for e, c, a in itertools.product(grid, grid, grid):
-        margins = Margins(e, c, a)
+        margins = SafeMargins(e, c, a)
         tally = score(cases, engs, "safe", margins)
         row = tally.row()
         safety = wilson_low(tally.safe, tally.supported, z)
@@ -312,7 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sets = ["dev", *[s for s in args.sets if s != "dev"]] if args.calibrate else args.sets
     engine = build_engine(args)
     store = Path(args.engs) if args.engs else None
-    margins: Margins | None = None
+    margins: SafeMargins | None = None
     results: dict[str, dict[str, dict[str, float | None]]] = {}
     out: dict[str, Any] = {"sets": {}}
     try:
@@ -342,7 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     v = engine.oracle.name
     print(f"pruning trade-off: model={v} tau={engine.threshold}")
     if first is not None and "calibration" not in out:
-        print(f"safe margins: {Margins().__dict__} (the constants in ene_core/pruning.py)")
+        print(f"safe margins: {SafeMargins().__dict__} (the constants in ene_core/pruning.py)")
     print()
     print(table(results))
     if "calibration" in out:

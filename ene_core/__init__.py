@@ -31,7 +31,7 @@ from .errors import (
 from .graph import SCHEMA_VERSION, Claim, ContextNode, EvidenceNecessityGraph
 from .oracle import NLIOracle, Scores, SupportOracle, decide
 from .premise import PremisePacker
-from .pruning import DEFAULT_KEEP, KeepReason, PruneResult, prune
+from .pruning import DEFAULT_KEEP, KeepReason, PruneResult, SafeMargins, prune
 from .results import ExpiringDict, NecessityDispatcher, NecessityResult
 from .runs import Message, RunDecision, RunRecorder, dispatch_decision
 
@@ -83,6 +83,7 @@ __all__ = [
     "Request",
     "RunDecision",
     "RunRecorder",
+    "SafeMargins",
     "Scores",
     "Segment",
     "ServiceAuthError",

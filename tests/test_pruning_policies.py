@@ -19,7 +19,7 @@ from ene_core import (
     PruneMismatchError,
     prune,
 )
-from ene_core.pruning import KEEP_POLICIES, Margins, tokens_saved_by_policy, uncertain
+from ene_core.pruning import KEEP_POLICIES, SafeMargins, tokens_saved_by_policy, uncertain
 
 # The example: the 330-metre chunk proves the first claim wrong.
 CONTEXTS = [
@@ -28,7 +28,7 @@ CONTEXTS = [
     "Paris is the capital of France.",
 ]
 ANSWER = "The Eiffel Tower is 500 metres tall. Paris is the capital of France."
-NONE = Margins(0.0, 0.0, 0.0)
+NONE = SafeMargins(0.0, 0.0, 0.0)
 
 
 @pytest.fixture
@@ -64,28 +64,28 @@ def test_an_uncertain_verdict_keeps_the_chunks_of_its_premise(keyword_engine) ->
     doubt = eng.claims[0]
     assert doubt.status == "unsupported" and doubt.premise_contexts == [0]
     assert prune(contexts, eng, margins=NONE).kept == [contexts[1]]
-    near = prune(contexts, eng, margins=Margins(entail=0.25, contra=0.0, alone=0.0))
+    near = prune(contexts, eng, margins=SafeMargins(entail=0.25, contra=0.0, alone=0.0))
     assert near.kept == contexts[:2]
     assert near.why[0] == (KeepReason("uncertain", 0),)
     assert str(near.why[0][0]) == "uncertain claim 0"
     # the same claim through its best single chunk: uncertain once it is within the margin
-    assert not uncertain(eng, doubt, Margins(0.0, 0.0, 0.2))
-    assert uncertain(eng, doubt, Margins(0.0, 0.0, 0.25))
+    assert not uncertain(eng, doubt, SafeMargins(0.0, 0.0, 0.2))
+    assert uncertain(eng, doubt, SafeMargins(0.0, 0.0, 0.25))
 
 
 def test_uncertain_follows_both_thresholds_and_the_best_single_chunk(eng) -> None:
     claim = eng.claims[1].model_copy(
         update={"status": "unsupported", "p_entail": 0.1, "p_contra": 0.1}
     )
-    assert not uncertain(eng, claim, Margins(0.2, 0.2, 0.2))
+    assert not uncertain(eng, claim, SafeMargins(0.2, 0.2, 0.2))
     contra = claim.model_copy(update={"p_contra": 0.45})  # tau_c = 0.5
-    assert uncertain(eng, contra, Margins(0.0, 0.1, 0.0))
-    assert not uncertain(eng, contra, Margins(0.0, 0.01, 0.0))
+    assert uncertain(eng, contra, SafeMargins(0.0, 0.1, 0.0))
+    assert not uncertain(eng, contra, SafeMargins(0.0, 0.01, 0.0))
     alone = claim.model_copy(update={"p_entail_alone": [0.05, 0.42]})  # tau = 0.5
-    assert uncertain(eng, alone, Margins(0.0, 0.0, 0.1))
-    assert not uncertain(eng, alone, Margins(0.0, 0.0, 0.05))
+    assert uncertain(eng, alone, SafeMargins(0.0, 0.0, 0.1))
+    assert not uncertain(eng, alone, SafeMargins(0.0, 0.0, 0.05))
     supported = eng.claims[1].model_copy(update={"p_entail": 0.55})
-    assert uncertain(eng, supported, Margins(0.1, 0.0, 0.0))
+    assert uncertain(eng, supported, SafeMargins(0.1, 0.0, 0.0))
 
 
 def test_a_graph_without_premise_records_keeps_everything_for_an_uncertain_claim() -> None:
@@ -96,7 +96,7 @@ def test_a_graph_without_premise_records_keeps_everything_for_an_uncertain_claim
     tight = prune(items, old, margins=NONE)
     assert tight.kept == [0, 2]
     assert tight.why[1] == (KeepReason("needed"), KeepReason("contradicts", 2))
-    wide = prune(items, old, margins=Margins(0.5, 0.0, 0.0))  # every claim is now uncertain
+    wide = prune(items, old, margins=SafeMargins(0.5, 0.0, 0.0))  # every claim is now uncertain
     assert wide.kept == items
     assert KeepReason("uncertain", 0) in wide.why[-1]
 
