@@ -516,8 +516,8 @@ def render_table(report: Report) -> str:
         cites = ("citations (ALCE, mean per answer)", "answers", "value", "95% CI")
         out += _table(cites, map(_mean_row, report.citations))
     if report.pruning:
-        header = ("tokens pruning would save", "tokens", "value", "95% CI")
-        out += _table(header, (_rate_row(r, policy_label(r.name)) for r in report.pruning))
+        saving = ("tokens pruning would save", "tokens", "value", "95% CI")
+        out += _table(saving, (_rate_row(r, policy_label(r.name)) for r in report.pruning))
     if report.by_rank:
         out += _table(
             ("unused by rank", "count", "value", "95% CI"), map(_rate_row, report.by_rank)
