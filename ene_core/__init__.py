@@ -22,6 +22,7 @@ from .errors import (
     ModelNotFoundError,
     OracleError,
     OracleOutOfMemoryError,
+    PruneMismatchError,
     ServiceAuthError,
     ServiceError,
     ServiceTimeoutError,
@@ -30,7 +31,7 @@ from .errors import (
 from .graph import SCHEMA_VERSION, Claim, ContextNode, EvidenceNecessityGraph
 from .oracle import NLIOracle, Scores, SupportOracle, decide
 from .premise import PremisePacker
-from .pruning import PruneResult, prune
+from .pruning import DEFAULT_KEEP, KeepReason, PruneResult, SafeMargins, prune
 from .results import ExpiringDict, NecessityDispatcher, NecessityResult
 from .runs import Message, RunDecision, RunRecorder, dispatch_decision
 
@@ -49,6 +50,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "DEFAULT_KEEP",
     "SCHEMA_VERSION",
     "Claim",
     "Context",
@@ -63,6 +65,7 @@ __all__ = [
     "ExpiringDict",
     "IncompleteRequestError",
     "InvalidInputError",
+    "KeepReason",
     "LabelMappingError",
     "LimitExceededError",
     "Message",
@@ -74,11 +77,13 @@ __all__ = [
     "OracleError",
     "OracleOutOfMemoryError",
     "PremisePacker",
+    "PruneMismatchError",
     "PruneResult",
     "RemoteEngine",
     "Request",
     "RunDecision",
     "RunRecorder",
+    "SafeMargins",
     "Scores",
     "Segment",
     "ServiceAuthError",

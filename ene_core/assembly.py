@@ -40,6 +40,8 @@ class GraphAssembly:
         kept: list[int],
         citing: dict[int, tuple[bool, list[int]]] | None,
         base_number: int,
+        premised: Mapping[int, list[int]],
+        by_one: Mapping[int, list[float]],
         tally: _Tally,
         tokens: Mapping[str, int],
     ) -> EvidenceNecessityGraph:
@@ -47,6 +49,8 @@ class GraphAssembly:
 
         ``citing``: claim -> (its cited chunks entail it, its imprecise markers), for the
         claims that carry markers; ``None`` when citations are not checked (no markers).
+        ``premised``: claim -> the contexts that fed its premise; ``by_one``: claim not
+        supported -> its entailment by each of them alone.
         """
         n = len(order)
         now = time.perf_counter()
@@ -102,6 +106,8 @@ class GraphAssembly:
                     support_row=by_user(row) if row is not None else None,
                     uncertainty=(1.0 - sum(row) / len(row)) if row else None,
                     premise_truncated=baseline[k].truncated,
+                    premise_contexts=to_user(premised[k]),
+                    p_entail_alone=_by_context(order, premised[k], by_one.get(k)),
                 )
             )
         total_drop = sum(drops)
@@ -159,6 +165,15 @@ class GraphAssembly:
             ),
             warnings=warnings,
         )
+
+
+def _by_context(
+    order: list[int], positions: list[int], values: list[float] | None
+) -> list[float] | None:
+    """``values`` (one per canonical position) in the order of the user's context indices."""
+    if values is None:
+        return None
+    return [v for _, v in sorted(zip((order[r] for r in positions), values, strict=True))]
 
 
 def _classify(status: str, necessary: list[int]) -> Any:

@@ -19,7 +19,8 @@ from .normalise import MAX_DEPTH, decode_json, json_problem
 # 1.2: RunStats.compute_ms (older ENGs load with it None)
 # 1.3: citation checking (Claim.citation_supported / citations_unneeded / citations_missing,
 #      ENG.citation_recall / citation_precision / citation_base; older ENGs load with them unset)
-SCHEMA_VERSION = "1.3"
+# 1.4: Claim.premise_contexts / p_entail_alone (older ENGs load with them None)
+SCHEMA_VERSION = "1.4"
 
 Status = Literal["supported", "contradicted", "unsupported"]
 Classification = Literal["unsupported", "contradicted", "fragile", "joint", "robust"]
@@ -87,6 +88,20 @@ class Claim(_Model):
         default=None, description="U(c) = 1 - mean single-context entailment (support-matrix flag)."
     )
     premise_truncated: bool = False
+    premise_contexts: list[int] | None = Field(
+        default=None,
+        description=(
+            "Checkable claims: indices of the contexts whose sentences fed the claim's premise "
+            "(what the verifier read for its verdict). Added in schema 1.4."
+        ),
+    )
+    p_entail_alone: list[float] | None = Field(
+        default=None,
+        description=(
+            "Claims not supported: entailment by each of premise_contexts alone, in the same "
+            "order. Added in schema 1.4."
+        ),
+    )
 
     @property
     def checkable(self) -> bool:

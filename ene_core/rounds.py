@@ -66,13 +66,16 @@ class PlanRounds(MinimalSet, GraphAssembly):
         verdicts = {k: self._decide(baseline[k]) for k in claims}
         supported = [k for k in claims if verdicts[k] == "supported"]
         contradicted = [k for k in claims if verdicts[k] == "contradicted"]
-        # Suspects of a contradiction: the contexts that fed the premise that contradicted it.
-        suspects = {k: sorted(index.premise(segments[k].text).contexts) for k in contradicted}
+        # The contexts that fed each claim's premise; suspects of a contradiction are those of
+        # the premise that contradicted it. A claim not supported gets each of them alone.
+        premised = {k: sorted(index.premise(segments[k].text).contexts) for k in claims}
+        suspects = {k: premised[k] for k in contradicted}
+        unsure = [k for k in claims if verdicts[k] == "unsupported"]
 
         loo_checks = [
             check(k, (j for j in everything if j != i)) for k in supported for i in everything
         ]
-        alone_checks = [check(k, (i,)) for k in contradicted for i in suspects[k]]
+        alone_checks = [check(k, (i,)) for k in contradicted + unsure for i in premised[k]]
         cite_checks = [
             check(k, keep)
             for k in several
@@ -89,6 +92,10 @@ class PlanRounds(MinimalSet, GraphAssembly):
             for k in supported
         }
         blame = yield from self._contradictors(check, n, contradicted, suspects, alone)
+        scores_alone = iter(alone)
+        by_one = {
+            k: [next(scores_alone).entail for _ in premised[k]] for k in contradicted + unsure
+        }
 
         single: dict[int, list[Scores]] = {}
         wanted = claims if self.support_matrix else []
@@ -110,6 +117,8 @@ class PlanRounds(MinimalSet, GraphAssembly):
             kept,
             citing if checking else None,
             base_number,
+            premised,
+            by_one,
             tally,
             tokens,
         )

@@ -546,7 +546,7 @@ def test_llama_index_nodes_with_odd_text_and_metadata(
     a=st.lists(odd_text, max_size=4),
     b=st.lists(odd_text, max_size=4),
     answer=odd_text,
-    keep=st.sampled_from(["minimal", "necessary", "cited", "all"]),
+    keep=st.sampled_from(["safe", "minimal", "necessary", "cited", "all"]),
 )
 def test_prune_with_a_graph_of_another_request(
     a: list[str], b: list[str], answer: str, keep: Any

@@ -24,6 +24,8 @@ from ene_core import (
     prune,
 )
 from ene_core.cli.batch import eval_lines
+from ene_core.errors import PruneMismatchError
+from ene_core.graph import SCHEMA_VERSION
 from ene_core.normalise import MAX_DEPTH, Normaliser, check_id, clean_text, json_depth
 from ene_core.reports.report import read_results
 from ene_core.request import load_json, parse_request
@@ -296,27 +298,28 @@ def test_from_json_refuses_what_would_not_serialise() -> None:
     bad = [
         good.replace("France", "Fr\\ud800nce"),  # a lone surrogate escape
         good.replace("France", "Fr\ud800nce"),  # a lone surrogate in the text itself
-        good.replace('"contexts":[', '"contexts":' + "[" * 200, 1),
-        good.replace('"schema_version":"1.3"', '"schema_version":"\u00b2.3"'),
+        good.replace('"metadata":{}', '"metadata":' + '{"a":' * 200 + "1" + "}" * 200, 1),
+        good.replace(f'"schema_version":"{SCHEMA_VERSION}"', '"schema_version":"\u00b2.3"'),
         good.replace('"threshold":0.5', '"threshold":NaN'),
         good.replace('"threshold":0.5', '"threshold":1e400'),
         good.encode("utf-8").replace(b"France", b"Fr\xed\xa0\x80nce"),  # CESU-8 surrogate
         '{"schema_version": "1.3", "n": ' + "9" * 5000 + "}",
     ]
     for text in bad:
+        assert text != good
         with pytest.raises(ENGFormatError):
             EvidenceNecessityGraph.from_json(text)
 
 
 # -- pruning ------------------------------------------------------------------------------------------
-def test_prune_refuses_the_graph_of_another_request() -> None:
+def test_prune_matches_chunks_as_the_graph_has_them() -> None:
     chunks = ["Paris is in France.", "Bananas are yellow."]
     other = ["Owls hunt at night.", "Paris is in France."]
     eng = ENGINE.evaluate("Paris is in France.", chunks)
     assert prune(chunks, eng).kept == ["Paris is in France."]
-    with pytest.raises(InvalidInputError, match="item 0 is not the chunk the graph evaluated"):
+    with pytest.raises(PruneMismatchError, match=r"item 0 .* is not the graph's context 0"):
         prune(other, eng)
-    odd = ["Paris is in France.\x00", "Bananas are yellow."]  # matched after normalisation too
+    odd = [{"id": "a\x00", "text": "Paris is in France.\x00"}, "Bananas are yellow."]
     assert prune(odd, ENGINE.evaluate("Paris is in France.", odd)).kept_indices == [0]
     assert prune([0, 1], eng).kept == [0]  # positions are not chunks: only the count is checked
     unsupported = ENGINE.evaluate("Owls fly.", chunks)

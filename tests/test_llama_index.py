@@ -483,7 +483,9 @@ def test_prune_unused_keeps_every_necessary_node(index, keyword_engine) -> None:
     engine = index.as_query_engine(similarity_top_k=4)
     for question in TOPICS:
         response = engine.query(question)
-        pruned = eli.prune_unused(response, engine=keyword_engine, question=question)
+        pruned = eli.prune_unused(
+            response, engine=keyword_engine, question=question, keep="minimal"
+        )
         eng = pruned.metadata["ene"]
         necessary = {eng.contexts[i].id for c in eng.claims for i in c.necessary}
         assert necessary <= set(ids(pruned.source_nodes))

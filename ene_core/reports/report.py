@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import ENGFormatError
 from ..graph import EvidenceNecessityGraph
+from ..pruning import DEFAULT_KEEP, KEEP_POLICIES, tokens_saved_by_policy
 
 CLAIM_CLASSES = ("unsupported", "contradicted", "fragile", "joint", "robust")
 MAX_GROUPS = 20  # a metadata field with more distinct values is an id, not a breakdown
@@ -110,6 +111,7 @@ class Report:
     resamples: int
     warnings: list[str] = field(default_factory=list)
     citations: list[Mean] = field(default_factory=list)  # empty when no answer has markers
+    pruning: list[Rate] = field(default_factory=list)  # tokens each keep policy would save
 
     def rate(self, name: str) -> Rate:
         return next(r for r in self.rates if r.name == name)
@@ -285,8 +287,9 @@ def summarize(
 ) -> Report:
     """Aggregate statistics over ``engs`` (``failed``: requests that produced no graph).
 
-    "tokens pruning saves" follows :func:`ene_core.pruning.prune` with ``keep="minimal"``:
-    a request with no supported claim keeps everything, so it saves nothing.
+    "tokens pruning saves" follows :func:`ene_core.pruning.prune` with its default policy
+    (``"safe"``); ``pruning`` has one rate per keep policy. A request with no supported claim
+    keeps everything, so it saves nothing.
     """
     claim_metrics = {c: _Metric(c) for c in CLAIM_CLASSES}
     citation_metrics = {n: _Metric(n) for n in ("citation recall", "citation precision")}
@@ -294,6 +297,7 @@ def summarize(
         name: _Metric(name)
         for name in ("chunks unused", "chunks necessary", "tokens pruning saves")
     }
+    policy_metrics = {p: _Metric(p) for p in KEEP_POLICIES}
     by_rank: dict[str, _Metric] = {}
     fields: dict[str, dict[str, _Metric]] = {}
     group_info: dict[tuple[str, str], list[Any]] = {}  # [chunks, requests set, necessary, tokens]
@@ -313,11 +317,13 @@ def summarize(
                 need = len(claim.necessary)
                 necessary_per_claim["4+" if need >= 4 else str(need)] += 1
         tokens = sum(c.tokens for c in eng.contexts)
-        saved = eng.counts.tokens_saved if eng.counts.supported else 0
+        saved = tokens_saved_by_policy(eng)
+        for policy, metric in policy_metrics.items():
+            metric.add(r, saved[policy], tokens)
         chunk_metrics["chunks unused"].add(r, eng.counts.contexts_unused, len(eng.contexts))
         necessary = sum(bool(c.necessary_for) for c in eng.contexts)
         chunk_metrics["chunks necessary"].add(r, necessary, len(eng.contexts))
-        chunk_metrics["tokens pruning saves"].add(r, saved, tokens)
+        chunk_metrics["tokens pruning saves"].add(r, saved[DEFAULT_KEEP], tokens)
         for ctx in eng.contexts:
             bucket = _rank_bucket(ctx.index)
             by_rank.setdefault(bucket, _Metric(bucket)).add(r, int(not ctx.used), 1)
@@ -349,6 +355,7 @@ def summarize(
         *cited,
         *claim_metrics.values(),
         *chunk_metrics.values(),
+        *policy_metrics.values(),
         *(by_rank[b] for b in rank_order),
         *(m for groups in kept_fields.values() for m in groups.values()),
     ]
@@ -381,6 +388,7 @@ def summarize(
         resamples=resamples,
         warnings=warnings,
         citations=[_mean(m, intervals[m.name]) for m in cited],
+        pruning=[m.rate(intervals[m.name]) for m in policy_metrics.values()],
     )
 
 
@@ -444,8 +452,18 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
     return ["", line(cells[0]), line(["-" * w for w in widths]), *(line(r) for r in cells[1:])]
 
 
-def _rate_row(rate: Rate) -> tuple[str, ...]:
-    return (rate.name, f"{rate.numerator}/{rate.denominator}", percent(rate.value), interval(rate))
+def _rate_row(rate: Rate, name: str | None = None) -> tuple[str, ...]:
+    return (
+        rate.name if name is None else name,
+        f"{rate.numerator}/{rate.denominator}",
+        percent(rate.value),
+        interval(rate),
+    )
+
+
+def policy_label(policy: str) -> str:
+    """``keep="safe"`` (default) and the like: a keep policy as the reports name it."""
+    return f'keep="{policy}"' + (" (default)" if policy == DEFAULT_KEEP else "")
 
 
 def _mean_row(mean: Mean) -> tuple[str, ...]:
@@ -505,6 +523,9 @@ def render_table(report: Report) -> str:
     if report.citations:
         cites = ("citations (ALCE, mean per answer)", "answers", "value", "95% CI")
         out += _table(cites, map(_mean_row, report.citations))
+    if report.pruning:
+        saving = ("tokens pruning would save", "tokens", "value", "95% CI")
+        out += _table(saving, (_rate_row(r, policy_label(r.name)) for r in report.pruning))
     if report.by_rank:
         out += _table(
             ("unused by rank", "count", "value", "95% CI"), map(_rate_row, report.by_rank)

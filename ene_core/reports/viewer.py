@@ -11,11 +11,22 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..graph import SOURCE_KEY, Claim, ContextNode, EvidenceNecessityGraph
-from .report import REQUEST_COLUMNS, Group, Mean, Rate, Report, RequestRow, interval, percent
+from ..pruning import tokens_saved_by_policy
+from .report import (
+    REQUEST_COLUMNS,
+    Group,
+    Mean,
+    Rate,
+    Report,
+    RequestRow,
+    interval,
+    percent,
+    policy_label,
+)
 
 COLORS = {
     "supported": "#2e7d32",
@@ -425,6 +436,8 @@ def _chips(eng: EvidenceNecessityGraph) -> str:
         f"{c.contexts_used}/{c.contexts} chunks used · {c.tokens_saved} tokens unused · "
         f'<span title="{esc(MS_TITLE)}">{eng.stats.request_ms:.0f} ms</span></span>'
     )
+    saved = " · ".join(f"{p} {n}" for p, n in tokens_saved_by_policy(eng).items())
+    out.append(f'<span class="mute">· tokens pruning would save: {esc(saved)}</span>')
     return '<div class="chips">' + "".join(out) + "</div>"
 
 
@@ -549,11 +562,23 @@ def bar_chart(
     return "".join(out)
 
 
-def _rate_rows(rates: Sequence[Rate]) -> str:
+def _rate_rows(rates: Sequence[Rate], label: Callable[[str], str] = str) -> str:
     return "".join(
-        f"<tr><td>{esc(r.name)}</td><td>{r.numerator}/{r.denominator}</td>"
+        f"<tr><td>{esc(label(r.name))}</td><td>{r.numerator}/{r.denominator}</td>"
         f"<td>{esc(percent(r.value))}</td><td>{esc(interval(r))}</td><td>{rate_bar(r)}</td></tr>"
         for r in rates
+    )
+
+
+def _pruning_rows(rates: Sequence[Rate]) -> str:
+    """The tokens each keep policy would save over the run."""
+    if not rates:
+        return ""
+    return (
+        '<h3 style="margin-top:12px">tokens pruning would save</h3><table>'
+        "<tr><th>policy</th><th>tokens</th><th>value</th><th>95% CI</th><th></th></tr>"
+        + _rate_rows(rates, policy_label)
+        + "</table>"
     )
 
 
@@ -626,6 +651,7 @@ def render_report(report: Report, anchors: set[int] | None = None) -> str:
         + _rate_rows(report.rates)
         + "</table>"
         + _citation_rows(report.citations)
+        + _pruning_rows(report.pruning)
         + "</div>"
         + "".join(plots)
         + "</div>"
