@@ -59,6 +59,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             for name in (
                 "errors",
                 "contexts",
+                "short_answers",
                 "claims",
                 "citations",
                 "premise",
