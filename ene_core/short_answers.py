@@ -100,13 +100,27 @@ _VERBS = _words("""
     sing sit sleep span speak spend stand star start stay stop stretch study succeed suggest
     support surround survive take talk teach tell tend think top tour trade train travel try
     turn use vary visit wait walk want watch wear win work write
+    bake block boil burn chop cook crash depart display equal exceed fail fit fry get grill
+    heat hit hurt lack land load melt mix owe pour print process quit ride roast sail save
+    shut simmer sink smell sound spread stir store taste total upload weigh
+    behave borrow breathe bury catch choose climb collect complain complete contribute convince
+    dance deny deserve disappear divide encourage escape examine expand explore extend feed fix
+    float forget forgive gather generate hide identify ignore imagine improve inform insist
+    intend introduce invent invite jump kick kiss knock lift listen mention miss notice obtain
+    occupy organise organize peak pick pray prepare pretend prevent pull push raise recommend
+    refuse regret relax rely remove rent repair repeat reply rescue resign resist respond retire
+    rush scream seek shout solve steal suffer supply surprise suspect swim teach thank throw
+    treat understand warn wash worry wrap
     """)
 _IRREGULAR_PAST = _words("""
     became began bought brought built came caught chose drew drove ate fell felt fought found
     flew forgot gave went grew hung heard held hid kept knew laid led left lent lay lost made
     meant met paid ran rode rang rose said saw sold sent set shook shot sang sat slept spoke
     spent stood stole struck swam took taught tore told thought threw understood woke wore won
-    wrote
+    wrote arose awoke bit bled bore bred broke clung crept dealt dug dove fed fled flung forgave
+    froze got ground knelt leapt lit overcame overtook sank sought shone shrank sped spat split
+    sprang stank stuck stung strode swept swore swung undertook upheld wept withdrew withstood
+    wound
     """)
 # Past participles that say nothing finite without an auxiliary ("born in 1865").
 _PARTICIPLES_ONLY = _words("born known located based named called situated titled")
@@ -131,10 +145,12 @@ def is_fragment(text: str) -> bool:
     question (the rule; deterministic, no model):
 
     * it starts with "yes" or is "no" (:func:`yes_no`), or
-    * it has at most :data:`MAX_FRAGMENT_WORDS` words, does not start with a pronoun, and no
-      lower-case word after the first is verb-like: an auxiliary or modal (*is*, *was*, *can*,
-      *didn't*), a past form (*-ed*, *won*, *built*; not *born*, *known*, *located*, *based*,
-      *named*, *called*), or a common verb with or without *-s* (*contains*, *hosts*, *play*).
+    * it has at most :data:`MAX_FRAGMENT_WORDS` words, does not start with a pronoun or an
+      instruction verb ("Open config.json."), does not pair a plural first word with a plain
+      word ("Cats purr."), and no lower-case word after the first is verb-like: an auxiliary
+      or modal (*is*, *was*, *can*, *didn't*), a past form (*-ed*, *won*, *built*; not *born*,
+      *known*, *located*, *based*, *named*, *called*), a common verb with or without *-s*
+      (*contains*, *hosts*, *play*), or a verb by its position (:func:`_finite_by_position`).
 
     So "Delhi", "Arthur's Magazine", "in 1931", "2 March 1972", "Max Martin, Savan Kotecha and
     Ilya Salmanzadeh" and "born in 1865" are fragments; "The tower stands in Paris." and "It
@@ -185,15 +201,15 @@ _IMPERATIVES = _words(
 
 
 def _finite_by_position(word: str, nxt: str) -> bool:
-    """A verb by its neighbour: an -s word followed by a word other than "and", "or", "of" or
-    "for" ("weighs 895 grams", "flows through Paris"; not "types of plant", "products and
-    services"), or any word but a function word or an -ing form right before an article
-    ("adjoin the park")."""
+    """A verb by its neighbour: an -s word followed by a word other than "and", "or" or "of"
+    ("weighs 895 grams", "simmers for an hour"; not "types of plant", "products and services"),
+    or any word but a function word or an -ing form right before an article ("adjoin the
+    park")."""
     if not nxt:
         return False
     if nxt in _ARTICLES and _plain(word):
         return True
-    return _plural(word) and nxt not in ("and", "or", "of", "for")
+    return _plural(word) and nxt not in ("and", "or", "of")
 
 
 def _plural(word: str) -> bool:
