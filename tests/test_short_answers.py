@@ -313,22 +313,26 @@ def test_any_short_answer_and_question_give_a_verdict_or_a_warning(
 
 
 # -- the ENG, the CLI, the viewer ---------------------------------------------------------------
-def test_schema_1_4_round_trips_and_1_3_engs_still_load(keyword_engine: NecessityEngine) -> None:
+def test_schema_1_5_round_trips(keyword_engine: NecessityEngine) -> None:
     eng = keyword_engine.evaluate("1889", [TOWER], question=YEAR_Q)
     data = json.loads(eng.to_json())
-    assert data["schema_version"] == "1.4" and data["claims"][0]["hypothesis"] == YEAR_CLAIM
+    assert data["schema_version"] == "1.5" and data["claims"][0]["hypothesis"] == YEAR_CLAIM
     assert EvidenceNecessityGraph.from_json(eng.to_json()) == eng
     schema = EvidenceNecessityGraph.json_schema()
     claim = schema["$defs"]["Claim"]["properties"]
     assert "hypothesis" in claim and "fragment" in claim["kind"]["enum"]
-    assert schema["$id"].endswith("eng-1.4.json")
+    assert schema["$id"].endswith("eng-1.5.json")
     published = json.loads((DATA.parents[1] / "docs" / "eng.schema.json").read_text())
     assert published == schema  # regenerated with `ene schema`
 
-    text = (DATA / "eng_1_3.json").read_text()
-    assert '"hypothesis"' not in text
+
+@pytest.mark.parametrize("version", ["1.3", "1.4"])
+def test_engs_before_short_answers_still_load(version: str) -> None:
+    text = (DATA / f"eng_{version.replace('.', '_')}.json").read_text()
+    assert '"hypothesis"' not in text  # written before the field existed
     old = EvidenceNecessityGraph.from_json(text)
-    assert old.schema_version == "1.3" and all(c.hypothesis is None for c in old.claims)
+    assert old.schema_version == version and all(c.hypothesis is None for c in old.claims)
+    # "Eiffel Tower." was checked as its own text, "Paris." not at all
     assert [c.kind for c in old.claims] == ["claim", "claim", "claim", "filler"]
     assert EvidenceNecessityGraph.from_json(old.to_json()) == old
 
