@@ -90,6 +90,7 @@ class GraphAssembly:
                     text=seg.text,
                     span=(seg.start, seg.end),
                     kind=seg.kind,
+                    hypothesis=seg.hypothesis,
                     cited=list(seg.cited),
                     citation_supported=None if citing is None else cite_ok,
                     citations_unneeded=unneeded,
@@ -211,10 +212,28 @@ def _warnings(request: Request, segments: list[Segment]) -> list[str]:
     if not request.answer.strip():
         warnings.append("answer is empty: there is nothing to verify")
     elif not any(s.checkable for s in segments):
-        warnings.append("answer has no checkable claims (only questions, refusals or headings)")
+        warnings.append(
+            "answer has no checkable claims (only questions, refusals, headings, citation "
+            "markers, punctuation or short answers without a question)"
+        )
+    warnings.extend(_short_answer_warnings(request, segments))
     if not request.contexts:
         warnings.append("no contexts: every claim is unsupported")
     ids = [c.id for c in request.contexts]
     if len(set(ids)) != len(ids):
         warnings.append("duplicate context ids: refer to contexts by index")
     return warnings
+
+
+def _short_answer_warnings(request: Request, segments: list[Segment]) -> list[str]:
+    """Why short answers were left unchecked: no question, or a question with no words."""
+    unread = [k + 1 for k, s in enumerate(segments) if s.kind == "fragment"]
+    if not unread:
+        return []
+    which = f"claim{'s' if len(unread) > 1 else ''} {', '.join(map(str, unread[:20]))}"
+    why = "no question was given" if request.question is None else "the question is empty"
+    return [
+        f"{which} not checked: a short answer that is not a statement on its own is checked as "
+        f"the answer to the request's question, and {why} (pass question=...)"
+    ]
+

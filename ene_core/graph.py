@@ -20,11 +20,12 @@ from .normalise import MAX_DEPTH, decode_json, json_problem
 # 1.3: citation checking (Claim.citation_supported / citations_unneeded / citations_missing,
 #      ENG.citation_recall / citation_precision / citation_base; older ENGs load with them unset)
 # 1.4: Claim.premise_contexts / p_entail_alone (older ENGs load with them None)
-SCHEMA_VERSION = "1.4"
+# 1.5: short answers (Claim.hypothesis, ClaimKind "fragment"; older ENGs load with it None)
+SCHEMA_VERSION = "1.5"
 
 Status = Literal["supported", "contradicted", "unsupported"]
 Classification = Literal["unsupported", "contradicted", "fragile", "joint", "robust"]
-ClaimKind = Literal["claim", "question", "refusal", "heading", "citation", "filler"]
+ClaimKind = Literal["claim", "question", "refusal", "heading", "citation", "filler", "fragment"]
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -40,7 +41,21 @@ class Claim(_Model):
     index: int
     text: str = Field(description="Claim text with citation markers and list bullets removed.")
     span: tuple[int, int] = Field(description="[start, end) character offsets into the answer.")
-    kind: ClaimKind = "claim"
+    kind: ClaimKind = Field(
+        default="claim",
+        description=(
+            "'claim' is checked; the rest are not. 'fragment' (added in 1.5): a short answer "
+            "that is not a statement on its own, left unchecked because the request had no "
+            "question to read it against."
+        ),
+    )
+    hypothesis: str | None = Field(
+        default=None,
+        description=(
+            "What the verifier read when it is not the text: a short answer ('Delhi') checked "
+            "as the answer to the question, as a sentence built from both. Added in schema 1.5."
+        ),
+    )
     cited: list[int] = Field(default_factory=list, description="Inline citation numbers, e.g. [2].")
     citation_supported: bool | None = Field(
         default=None,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 
 from .assembly import GraphAssembly
 from .citations import Citations, check_base, resolve
-from .claims import split_claims
+from .claims import read_with_question, split_claims
 from .contexts import canonical_order
 from .minimal_set import MinimalSet
 from .oracle import Scores
@@ -33,7 +33,9 @@ class PlanRounds(MinimalSet, GraphAssembly):
         # premises, tie-breaks and float sums never depend on the order they were passed in;
         # ``_graph`` maps indices back to the user's order.
         order = canonical_order(request.contexts)
-        segments = split_claims(request.answer)
+        # A fragment ("Delhi") is checked as the answer to the question: the verifier reads
+        # its hypothesis (``verifier_text``) everywhere below, premise packing included.
+        segments = read_with_question(split_claims(request.answer), request.question)
         n = len(order)
         index = self.packer.index([request.contexts[i].text for i in order])
         claims = [k for k, s in enumerate(segments) if s.checkable]
@@ -50,9 +52,8 @@ class PlanRounds(MinimalSet, GraphAssembly):
         cited = [k for k in cites if cites[k].cited]  # citing at least one existing chunk
 
         def check(k: int, keep: Iterable[int] | None) -> Check:
-            return index.premise(segments[k].text, None if keep is None else set(keep)), segments[
-                k
-            ].text
+            claim = segments[k].verifier_text
+            return index.premise(claim, None if keep is None else set(keep)), claim
 
         # Citations ride along: the cited set with the baseline, each cited chunk alone and
         # the set without it with leave-one-out (only for a set of two or more that entails).
@@ -68,7 +69,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
         contradicted = [k for k in claims if verdicts[k] == "contradicted"]
         # The contexts that fed each claim's premise; suspects of a contradiction are those of
         # the premise that contradicted it. A claim not supported gets each of them alone.
-        premised = {k: sorted(index.premise(segments[k].text).contexts) for k in claims}
+        premised = {k: sorted(index.premise(segments[k].verifier_text).contexts) for k in claims}
         suspects = {k: premised[k] for k in contradicted}
         unsure = [k for k in claims if verdicts[k] == "unsupported"]
 

@@ -21,7 +21,8 @@ appears under every label in about the shares of the generated set as a whole
 * **near-duplicate evidence**: the evidence stated twice in slightly different words ->
   entailment (and the claim with one value changed -> contradiction).
 * **question form** (short answers, issue 22): a question and a short answer read as the
-  hypothesis ``"{question} {answer}."`` or as the declarative claim built from them, from
+  hypothesis ``"{question} {answer}."`` or as the declarative claim built from them (both
+  built by ``ene_core.short_answers``, exactly as the engine builds them), from
   HotpotQA questions 0-59 and from question-style rewrites of real sentences; the right answer
   -> entailment, a wrong answer from the same paragraphs -> contradiction, the evidence removed
   -> neutral.
@@ -36,17 +37,18 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from synth_nli import (
+from synth_nli import (  # also puts this checkout's ene_core on sys.path
     CONTRADICTION,
     ENTAILMENT,
     NEUTRAL,
     Pair,
     entities,
-    question_to_claim,
     shorten,
     swap_entity,
     swap_number,
 )
+
+from ene_core.short_answers import qa_hypothesis, question_to_claim
 
 # --------------------------------------------------------------------------- packing
 
@@ -57,16 +59,6 @@ def packed(evidence: Sequence[str], pool: Sequence[str], rng: random.Random, k: 
     extra = [s for s in rng.sample(list(pool), n) if s not in evidence] if n else []
     pos = rng.randint(0, len(extra))
     return "\n".join([*extra[:pos], *evidence, *extra[pos:]])
-
-
-def qa_hypothesis(question: str, answer: str) -> str:
-    """The question-answer form the engine reads for a short answer without a declarative rule
-    (kept identical to ``ene_core``'s rule)."""
-    q = re.sub(r"\s+", " ", question).strip()
-    if not q.endswith("?"):
-        q = q.rstrip(" .") + "?"
-    a = re.sub(r"\s+", " ", answer).strip().rstrip(" .")
-    return f"{q} {a}."
 
 
 HEDGES = (

@@ -60,6 +60,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "errors",
                 "normalise",
                 "contexts",
+                "short_answers",
                 "claims",
                 "citations",
                 "premise",

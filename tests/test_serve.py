@@ -68,6 +68,12 @@ REQUESTS: list[dict[str, Any]] = [
             {"page_content": "Tickets are sold online."},
         ],
     },
+    {  # a one-word answer: checked as the answer to its question
+        "id": "f",
+        "answer": "1889",
+        "contexts": ["The tower was completed in 1889."],
+        "question": "In what year was the tower completed?",
+    },
 ]
 ENGINE_FLAGS = argparse.Namespace(
     oracle="keyword", model=None, threshold=None, batch_size=None, device=None
@@ -361,6 +367,8 @@ def test_the_services_engs_equal_the_local_engines(
 
     assert verdicts(asyncio.run(concurrently())) == expected
     assert all(type(e) is EvidenceNecessityGraph for e in one)
+    short = one[-1].claims[0]
+    assert short.status == "supported" and short.hypothesis == "The tower was completed in 1889."
 
 
 def test_ene_eval_remote_writes_what_the_local_path_writes(

@@ -176,13 +176,14 @@ def _chunk_state(ctx: ContextNode) -> str:
 def _claim_title(claim: Claim) -> str:
     if not claim.checkable:
         return f"claim {claim.index + 1}: {claim.kind}, not checked"
+    read = "" if claim.hypothesis is None else f"; read as: {claim.hypothesis}"
     if claim.status == "contradicted":
         by = ", ".join(f"#{i + 1}" for i in claim.contradicted_by) or "-"
         p = f"{claim.p_contra:.2f}" if claim.p_contra is not None else "-"
-        return f"claim {claim.index + 1}: contradicted, p(contra)={p}, by {by}"
+        return f"claim {claim.index + 1}: contradicted, p(contra)={p}, by {by}{read}"
     need = ", ".join(f"#{i + 1}" for i in claim.necessary) or "no single chunk"
     p = f"{claim.p_entail:.2f}" if claim.p_entail is not None else "-"
-    return f"claim {claim.index + 1}: {claim.classification}, p(entail)={p}, needs {need}"
+    return f"claim {claim.index + 1}: {claim.classification}, p(entail)={p}, needs {need}{read}"
 
 
 def _edge_title(claim: Claim, chunk: int) -> str:
@@ -360,10 +361,15 @@ def _verdicts(eng: EvidenceNecessityGraph) -> str:
         else:
             what = "no chunk supports it"
         status = esc(claim.status)
+        read = (
+            ""
+            if claim.hypothesis is None
+            else f' <span class="read">read as: <q>{esc(claim.hypothesis)}</q></span>'
+        )
         rows.append(
             f'<li data-key="{_ckey(claim.index)}" data-links="{_claim_links(claim)}">'
             f'<span class="badge {status}">{claim.index + 1}</span> '
-            f'<span class="st">{status}</span> <span class="mute">{esc(what)}</span></li>'
+            f'<span class="st">{status}</span> <span class="mute">{esc(what)}</span>{read}</li>'
         )
     return f'<ol class="verdicts">{"".join(rows)}</ol>' if rows else ""
 
