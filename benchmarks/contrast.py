@@ -30,12 +30,14 @@ def main() -> None:
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("-v", "--verbose", action="store_true", help="print every wrong item")
     args = ap.parse_args()
-    items = [json.loads(line) for line in args.data.read_text(encoding="utf-8").splitlines() if line]
+    items = [
+        json.loads(line) for line in args.data.read_text(encoding="utf-8").splitlines() if line
+    ]
     engine = NecessityEngine(oracle=NLIOracle(args.model) if args.model else None)
     requests = [{"answer": it["claim"], "contexts": it["chunks"], "id": it["id"]} for it in items]
     right: Counter[str] = Counter()
     total: Counter[str] = Counter()
-    for it, eng in zip(items, engine.evaluate_many(requests)):
+    for it, eng in zip(items, engine.evaluate_many(requests), strict=False):
         claim = next(c for c in eng.claims if c.status is not None)
         ok = claim.status == it["status"]
         total[it["kind"]] += 1

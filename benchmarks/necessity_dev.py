@@ -7,8 +7,10 @@ Runs every answer through ``NecessityEngine`` (the shipped verifier, or any loca
 NLI model dir with ``--model``) and prints:
   * claim-status accuracy (supported / contradicted / unsupported) and the confusion matrix;
   * necessity-edge precision / recall / F1 over (claim, chunk) edges;
-  * pruning safety: the share of gold-necessary chunks that ``ene_core.prune`` keeps (default
-    ``keep="minimal"``), and the share of redundant claims that keep at least one sufficient chunk;
+  * pruning safety: the share of gold-necessary chunks that ``ene_core.prune`` keeps with
+    ``keep="minimal"`` (the verifier's own minimal set; every policy's trade-off:
+    ``benchmarks/pruning_tradeoff.py``), and the share of redundant claims that keep at least
+    one sufficient chunk;
   * contradiction attribution: ``claim.contradicted_by`` against the gold contradicting chunks;
   * the same per category and per domain.
 Label conventions are in ``benchmarks/data/README.md``. CPU, offline, a few minutes.
@@ -165,7 +167,7 @@ def score_case(
 ) -> list[tuple[GoldClaim, Tally, dict[str, Any]]]:
     """One ``(gold claim, its tally, the engine's verdict)`` per gold claim."""
     ids = [c["id"] for c in case.chunks]
-    kept = {ids[i] for i in prune(list(case.chunks), eng).kept_indices}
+    kept = {ids[i] for i in prune(list(case.chunks), eng, keep="minimal").kept_indices}
     out: list[tuple[GoldClaim, Tally, dict[str, Any]]] = []
     for gold, k in zip(case.claims, case.segments, strict=True):
         claim = eng.claims[k]

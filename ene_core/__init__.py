@@ -22,6 +22,7 @@ from .errors import (
     ModelNotFoundError,
     OracleError,
     OracleOutOfMemoryError,
+    PruneMismatchError,
     ServiceAuthError,
     ServiceError,
     ServiceTimeoutError,
@@ -32,7 +33,7 @@ from .graph import SCHEMA_VERSION, Claim, ContextNode, EvidenceNecessityGraph
 from .guard import ClaimGuard
 from .oracle import NLIOracle, Scores, SupportOracle, decide
 from .premise import PremisePacker
-from .pruning import PruneResult, prune
+from .pruning import DEFAULT_KEEP, KeepReason, PruneResult, SafeMargins, prune
 from .results import ExpiringDict, NecessityDispatcher, NecessityResult
 from .runs import Message, RunDecision, RunRecorder, dispatch_decision
 from .streaming import ClaimStream, StreamedClaim
@@ -52,6 +53,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "DEFAULT_KEEP",
     "SCHEMA_VERSION",
     "Claim",
     "ClaimGuard",
@@ -68,6 +70,7 @@ __all__ = [
     "ExpiringDict",
     "IncompleteRequestError",
     "InvalidInputError",
+    "KeepReason",
     "LabelMappingError",
     "LimitExceededError",
     "Message",
@@ -79,11 +82,13 @@ __all__ = [
     "OracleError",
     "OracleOutOfMemoryError",
     "PremisePacker",
+    "PruneMismatchError",
     "PruneResult",
     "RemoteEngine",
     "Request",
     "RunDecision",
     "RunRecorder",
+    "SafeMargins",
     "Scores",
     "Segment",
     "ServiceAuthError",

@@ -23,8 +23,9 @@ class ClaimRounds:
     """What the rounds found for each claim on its own (keys: segment indices; contexts in
     canonical order): baseline scores and verdicts, the scores with each context left out and
     the contexts each supported claim needs, who contradicts each contradicted claim, the
-    support-matrix rows, and per claim with markers (its cited chunks entail it, its imprecise
-    markers)."""
+    support-matrix rows, per claim with markers (its cited chunks entail it, its imprecise
+    markers), the contexts that fed each claim's premise and, for a claim not supported, its
+    entailment by each of them alone."""
 
     baseline: dict[int, Scores]
     verdicts: dict[int, Verdict]
@@ -34,6 +35,8 @@ class ClaimRounds:
     single: dict[int, list[Scores]]
     citing: dict[int, tuple[bool, list[int]]]
     supported: list[int]
+    premised: dict[int, list[int]]
+    by_one: dict[int, list[float]]
 
 
 class GraphAssembly:
@@ -83,7 +86,7 @@ class GraphAssembly:
                 index=i,
                 id=c.id,
                 text=c.text,
-                metadata=_jsonable(c.metadata),
+                metadata=c.metadata,  # plain JSON values (Request.build)
                 tokens=tokens[c.text],
                 used=i in used,
                 necessary_for=[k for k, need in necessary.items() if rank[i] in need],
@@ -172,6 +175,7 @@ class GraphAssembly:
             text=seg.text,
             span=(seg.start, seg.end),
             kind=seg.kind,
+            hypothesis=seg.hypothesis,
             cited=list(seg.cited),
             citation_supported=None if citing is None else cite_ok,
             citations_unneeded=unneeded,
@@ -188,7 +192,18 @@ class GraphAssembly:
             support_row=by_user(row) if row is not None else None,
             uncertainty=(1.0 - sum(row) / len(row)) if row else None,
             premise_truncated=scores.truncated,
+            premise_contexts=to_user(found.premised[k]),
+            p_entail_alone=_by_context(list(order), found.premised[k], found.by_one.get(k)),
         )
+
+
+def _by_context(
+    order: list[int], positions: list[int], values: list[float] | None
+) -> list[float] | None:
+    """``values`` (one per canonical position) in the order of the user's context indices."""
+    if values is None:
+        return None
+    return [v for _, v in sorted(zip((order[r] for r in positions), values, strict=True))]
 
 
 def _classify(status: str, necessary: list[int]) -> Any:
@@ -222,11 +237,15 @@ def _counts(claims: list[Claim], contexts: list[ContextNode]) -> Counts:
 
 
 def _warnings(request: Request, segments: list[Segment]) -> list[str]:
-    warnings = []
+    warnings = list(request.warnings)  # what the normalisation of the input changed
     if not request.answer.strip():
         warnings.append("answer is empty: there is nothing to verify")
     elif not any(s.checkable for s in segments):
-        warnings.append("answer has no checkable claims (only questions, refusals or headings)")
+        warnings.append(
+            "answer has no checkable claims (only questions, refusals, headings, citation "
+            "markers, punctuation or short answers without a question)"
+        )
+    warnings.extend(_short_answer_warnings(request, segments))
     if not request.contexts:
         warnings.append("no contexts: every claim is unsupported")
     ids = [c.id for c in request.contexts]
@@ -235,11 +254,14 @@ def _warnings(request: Request, segments: list[Segment]) -> list[str]:
     return warnings
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
+def _short_answer_warnings(request: Request, segments: list[Segment]) -> list[str]:
+    """Why short answers were left unchecked: no question, or a question with no words."""
+    unread = [k + 1 for k, s in enumerate(segments) if s.kind == "fragment"]
+    if not unread:
+        return []
+    which = f"claim{'s' if len(unread) > 1 else ''} {', '.join(map(str, unread[:20]))}"
+    why = "no question was given" if request.question is None else "the question is empty"
+    return [
+        f"{which} not checked: a short answer that is not a statement on its own is checked as "
+        f"the answer to the request's question, and {why} (pass question=...)"
+    ]

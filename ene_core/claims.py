@@ -7,18 +7,23 @@ retrieved chunk is split too (blingfire is faster still but splits initials and 
 On top of it this module adds what a segmenter does not know about RAG answers: line breaks and
 list items are hard boundaries, inline citation markers (``[1]``, ``[2, 3]``) are stripped from
 the claim text and kept as ``cited`` indices, and sentences that state nothing checkable
-(questions, refusals, headings, "Sources:" lines) are kept as non-claims.
+(questions, refusals, headings, "Sources:" lines) are kept as non-claims. A short answer that is
+not a statement on its own ("Delhi", "in 1931", "yes") is a *fragment*
+(:func:`~ene_core.short_answers.is_fragment`): with the request's question it is checked as the
+answer to it (:func:`read_with_question`), without one it is kept as a non-claim.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any, Literal
 
-SegmentKind = Literal["claim", "question", "refusal", "heading", "citation", "filler"]
+from .short_answers import answer_hypothesis, is_fragment, usable_question
+
+SegmentKind = Literal["claim", "question", "refusal", "heading", "citation", "filler", "fragment"]
 
 _CITATION = re.compile(r"\s*\[(\d+(?:\s*[,;\u2013-]\s*\d+)*)\]")
 _BULLET = re.compile(r"^\s*(?:[-*\u2022\u2023\u25e6+]|\d{1,3}[.)])\s+")
@@ -39,17 +44,27 @@ _BREAKS = ("\n", "\r", "\u2028", "\u2029")  # line breaks: hard sentence boundar
 
 @dataclass(frozen=True)
 class Segment:
-    """One sentence: ``answer[start:end]`` is its raw text (trailing space included)."""
+    """One sentence: ``answer[start:end]`` is its raw text (trailing space included).
+
+    ``hypothesis``: what the verifier reads instead of ``text``, for a fragment read as the
+    answer to the question (:func:`read_with_question`); ``None`` for everything else.
+    """
 
     text: str
     start: int
     end: int
     kind: SegmentKind
     cited: tuple[int, ...] = field(default=())
+    hypothesis: str | None = None
 
     @property
     def checkable(self) -> bool:
         return self.kind == "claim"
+
+    @property
+    def verifier_text(self) -> str:
+        """The hypothesis the verifier reads: ``hypothesis`` when set, else ``text``."""
+        return self.text if self.hypothesis is None else self.hypothesis
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
@@ -159,6 +174,21 @@ def split_claims(answer: str, *, start: int = 0) -> list[Segment]:
     return segments
 
 
+def read_with_question(segments: Sequence[Segment], question: str | None) -> list[Segment]:
+    """Fragments become claims checked as the answer to ``question`` (their ``hypothesis`` is
+    built from both, :func:`~ene_core.short_answers.answer_hypothesis`); everything else, and
+    every fragment when there is no usable question, stays as it is."""
+    asked = usable_question(question)
+    if asked is None:
+        return list(segments)
+    return [
+        replace(s, kind="claim", hypothesis=answer_hypothesis(asked, s.text))
+        if s.kind == "fragment"
+        else s
+        for s in segments
+    ]
+
+
 def _lines(text: str) -> list[tuple[int, int]]:
     spans, start = [], 0
     for match in re.finditer(r"\r\n|[\n\r\u2028\u2029]", text):
@@ -214,7 +244,7 @@ def _strip_citations(text: str) -> tuple[str, tuple[int, ...]]:
 def _kind(raw: str, text: str) -> SegmentKind:
     if not text:
         return "citation"
-    if len(text.split()) < 2 or not _WORD.search(text):
+    if not _WORD.search(text):
         return "filler"
     if _HEADING.match(raw.strip("\r\n")) or _SOURCES.match(text):
         return "heading"
@@ -222,4 +252,8 @@ def _kind(raw: str, text: str) -> SegmentKind:
         return "question"
     if _REFUSAL.search(text):
         return "refusal"
+    if is_fragment(text):
+        return "fragment"
+    if len(text.split()) < 2:
+        return "filler"
     return "claim"

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import InvalidInputError
+from .normalise import check_id
 
 
 @dataclass(frozen=True)
@@ -68,17 +69,27 @@ def to_context(item: Any, position: int) -> Context:
         )
     if metadata is not None and not isinstance(metadata, Mapping):
         raise InvalidInputError(f"context {position}: metadata must be a mapping")
-    return Context(
-        text,
-        str(ident) if ident not in (None, "") else stable_id(text, position),
-        dict(metadata or {}),
-    )
+    ident = check_id(ident, f"context {position}: id")
+    return Context(text, ident or stable_id(text, position), dict(metadata or {}))
 
 
 def to_contexts(items: Iterable[Any] | None) -> list[Context]:
-    """Normalise a list of contexts; ``None`` means no contexts. A bare ``str`` is refused."""
+    """Normalise a list of contexts; ``None`` means no contexts.
+
+    A bare ``str``, a mapping (it would be read as its keys) and a set (it has no order) are
+    refused with a typed error saying what to pass.
+    """
     if items is None:
         return []
     if isinstance(items, (str, bytes)):
         raise InvalidInputError("contexts must be a list of chunks, not a single string: wrap it")
+    if isinstance(items, Mapping):
+        raise InvalidInputError(
+            "contexts must be a list of chunks, not a mapping (its keys would be read as the "
+            "chunks): pass a list, e.g. list(d.values()), or a JSON array"
+        )
+    if isinstance(items, (set, frozenset)):
+        raise InvalidInputError("contexts must be a list of chunks, not a set (it has no order)")
+    if not isinstance(items, Iterable):
+        raise InvalidInputError(f"contexts must be a list of chunks, got {type(items).__name__}")
     return [to_context(item, i) for i, item in enumerate(items)]

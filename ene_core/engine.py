@@ -27,7 +27,7 @@ from .errors import InvalidInputError
 from .graph import EvidenceNecessityGraph
 from .oracle import Scores, SupportOracle, Verdict, decide
 from .premise import PremisePacker
-from .request import Request
+from .request import Request, build_all, run_built
 from .rounds import PlanRounds
 from .scoring import Check, Plan, PlanDriver, ScoreCache  # noqa: F401  (Check, Plan: public here)
 from .streaming import ClaimStream, StreamRegistry
@@ -172,10 +172,11 @@ class NecessityEngine(PlanRounds, PlanDriver):
     ) -> list[Any]:
         """Evaluate many requests with all their checks batched together; order is kept.
 
-        With ``return_exceptions=True`` a failed request yields its exception in place of a
-        graph instead of raising (like ``asyncio.gather``).
+        With ``return_exceptions=True`` a failed request, or one that is not a request (an
+        ``InvalidInputError``), yields its exception in place of a graph instead of raising
+        (like ``asyncio.gather``).
         """
-        outcomes = self._run([Request.from_mapping(r) for r in requests])
+        outcomes = run_built(build_all(requests, keep_errors=return_exceptions), self._run)
         if not return_exceptions:
             for outcome in outcomes:
                 if isinstance(outcome, BaseException):

@@ -11,6 +11,11 @@ class InvalidInputError(EneError, ValueError):
     """An answer or context that ENE cannot evaluate (wrong type, missing text)."""
 
 
+class PruneMismatchError(InvalidInputError):
+    """``prune`` was given a graph of other contexts (another request's, or another order):
+    prune the list that was evaluated, with its own graph."""
+
+
 class ModelNotFoundError(EneError, FileNotFoundError):
     """The verifier model is not available locally. ENE never downloads weights at run time."""
 

@@ -6,26 +6,33 @@ exists iff removing the context makes the claim unsupported (``claim.necessary``
 
 from __future__ import annotations
 
-import json
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from .errors import ENGFormatError, ENGVersionError
+from .normalise import MAX_DEPTH, decode_json, json_problem
 
 # 1.1: Claim.contradicted_by (1.0 ENGs load with it empty)
 # 1.2: RunStats.compute_ms (older ENGs load with it None)
 # 1.3: citation checking (Claim.citation_supported / citations_unneeded / citations_missing,
 #      ENG.citation_recall / citation_precision / citation_base; older ENGs load with them unset)
-SCHEMA_VERSION = "1.3"
+# 1.4: Claim.premise_contexts / p_entail_alone (older ENGs load with them None)
+# 1.5: short answers (Claim.hypothesis, ClaimKind "fragment"; older ENGs load with it None)
+SCHEMA_VERSION = "1.5"
 
 Status = Literal["supported", "contradicted", "unsupported"]
 Classification = Literal["unsupported", "contradicted", "fragile", "joint", "robust"]
-ClaimKind = Literal["claim", "question", "refusal", "heading", "citation", "filler"]
+ClaimKind = Literal["claim", "question", "refusal", "heading", "citation", "filler", "fragment"]
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Claim(_Model):
@@ -34,7 +41,21 @@ class Claim(_Model):
     index: int
     text: str = Field(description="Claim text with citation markers and list bullets removed.")
     span: tuple[int, int] = Field(description="[start, end) character offsets into the answer.")
-    kind: ClaimKind = "claim"
+    kind: ClaimKind = Field(
+        default="claim",
+        description=(
+            "'claim' is checked; the rest are not. 'fragment' (added in 1.5): a short answer "
+            "that is not a statement on its own, left unchecked because the request had no "
+            "question to read it against."
+        ),
+    )
+    hypothesis: str | None = Field(
+        default=None,
+        description=(
+            "What the verifier read when it is not the text: a short answer ('Delhi') checked "
+            "as the answer to the question, as a sentence built from both. Added in schema 1.5."
+        ),
+    )
     cited: list[int] = Field(default_factory=list, description="Inline citation numbers, e.g. [2].")
     citation_supported: bool | None = Field(
         default=None,
@@ -82,6 +103,20 @@ class Claim(_Model):
         default=None, description="U(c) = 1 - mean single-context entailment (support-matrix flag)."
     )
     premise_truncated: bool = False
+    premise_contexts: list[int] | None = Field(
+        default=None,
+        description=(
+            "Checkable claims: indices of the contexts whose sentences fed the claim's premise "
+            "(what the verifier read for its verdict). Added in schema 1.4."
+        ),
+    )
+    p_entail_alone: list[float] | None = Field(
+        default=None,
+        description=(
+            "Claims not supported: entailment by each of premise_contexts alone, in the same "
+            "order. Added in schema 1.4."
+        ),
+    )
 
     @property
     def checkable(self) -> bool:
@@ -224,25 +259,35 @@ class EvidenceNecessityGraph(_Model):
     def from_json(cls, text: str | bytes) -> EvidenceNecessityGraph:
         """Parse an ENG; raises :class:`ENGFormatError` / :class:`ENGVersionError` saying why."""
         try:
-            data = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as exc:
+            data = decode_json(text, None)
+        except ValueError as exc:  # not JSON, not text, nested too deeply
             raise ENGFormatError(f"not ENG JSON: {exc}") from None
-        return cls.from_dict(data)
+        return cls._from_data(data, everything=not _surrogate_free(text))
 
     @classmethod
     def from_dict(cls, data: Any) -> EvidenceNecessityGraph:
+        """Validate decoded ENG JSON; raises :class:`ENGFormatError` / :class:`ENGVersionError`
+        saying why (also for values that would not serialise, or not read back the same: lone
+        surrogates, non-finite numbers, metadata nested too deeply)."""
+        return cls._from_data(data, everything=True)
+
+    @classmethod
+    def _from_data(cls, data: Any, *, everything: bool) -> EvidenceNecessityGraph:
+        """``everything``: check that every string serialises, not only the free-form values
+        (metadata, packing); JSON text without surrogates needs no more."""
         if not isinstance(data, dict):
             raise ENGFormatError(f"an ENG is a JSON object, got {type(data).__name__}")
         version = data.get("schema_version")
-        if not isinstance(version, str) or not version.split(".")[0].isdigit():
+        major = version.split(".")[0] if isinstance(version, str) else ""
+        if not (major.isascii() and major.isdigit()):
             raise ENGFormatError(f"missing or invalid 'schema_version': {version!r}")
-        if int(version.split(".")[0]) > int(SCHEMA_VERSION.split(".")[0]):
+        if int(major) > int(SCHEMA_VERSION.split(".")[0]):
             raise ENGVersionError(
                 f"ENG schema {version} is newer than this ENE reads ({SCHEMA_VERSION}): "
                 "upgrade ene to load it"
             )
         try:
-            return cls.model_validate(data)
+            eng = cls.model_validate(data)
         except ValidationError as exc:
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
@@ -251,9 +296,42 @@ class EvidenceNecessityGraph(_Model):
             raise ENGFormatError(
                 f"invalid ENG ({exc.error_count()} problems): {problems}"
             ) from None
+        problem = _unsound(eng, everything)
+        if problem is not None:  # it would not serialise, or not read back the same
+            raise ENGFormatError(f"invalid ENG: {problem}")
+        return eng
 
     @classmethod
     def json_schema(cls) -> dict[str, Any]:
         schema = cls.model_json_schema()
         schema["$id"] = f"https://ene.dev/schema/eng-{SCHEMA_VERSION}.json"
         return schema
+
+
+def _surrogate_free(text: str | bytes) -> bool:
+    """JSON text that cannot hold a surrogate: none written raw, none escaped (cheap)."""
+    if not isinstance(text, str) or _SURROGATE_ESCAPE.search(text):
+        return False
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _unsound(eng: EvidenceNecessityGraph, everything: bool) -> str | None:
+    """Why ``eng`` would not serialise or read back the same, or ``None``."""
+    free = [("verifier.packing", eng.verifier.packing)]
+    free += [(f"contexts.{c.index}.metadata", c.metadata) for c in eng.contexts]
+    for where, value in free:
+        problem = json_problem(value, MAX_DEPTH)
+        if problem is not None:
+            return f"{where}: {problem}"
+    if everything:
+        try:
+            eng.to_json()
+        except PydanticSerializationError:
+            return "it holds a lone surrogate (not valid Unicode)"
+    return None

@@ -39,9 +39,8 @@ class MinimalSet:
         added: list[int] = []
 
         def failing(keep: list[int]) -> Generator[list[Check], list[Scores], list[int]]:
-            checks = [
-                (index.premise(segments[k].text, set(keep)), segments[k].text) for k in supported
-            ]
+            claims = [segments[k].verifier_text for k in supported]
+            checks = [(index.premise(claim, set(keep)), claim) for claim in claims]
             scores = yield checks
             return [
                 k for k, s in zip(supported, scores, strict=True) if self._decide(s) != "supported"
@@ -52,7 +51,7 @@ class MinimalSet:
             if not broken:
                 break
             k = broken[0]
-            text = segments[k].text
+            text = segments[k].verifier_text
             # Candidates: chunks that feed this claim's full premise (others ranked lower).
             pool = sorted(index.premise(text).contexts - set(kept)) or [
                 i for i in range(n) if i not in kept

@@ -13,7 +13,7 @@ from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 
 from .assembly import ClaimRounds, GraphAssembly
 from .citations import Citations, check_base, resolve
-from .claims import Segment, split_claims
+from .claims import Segment, read_with_question, split_claims
 from .contexts import canonical_order
 from .minimal_set import MinimalSet
 from .oracle import Scores
@@ -39,7 +39,9 @@ class PlanRounds(MinimalSet, GraphAssembly):
         # premises, tie-breaks and float sums never depend on the order they were passed in;
         # ``_graph`` maps indices back to the user's order.
         order = canonical_order(request.contexts)
-        segments = split_claims(request.answer)
+        # A fragment ("Delhi") is checked as the answer to the question: the verifier reads
+        # its hypothesis (``verifier_text``) everywhere below, premise packing included.
+        segments = read_with_question(split_claims(request.answer), request.question)
         n = len(order)
         index = self.packer.index([request.contexts[i].text for i in order])
         claims = [k for k, s in enumerate(segments) if s.checkable]
@@ -69,8 +71,11 @@ class PlanRounds(MinimalSet, GraphAssembly):
         if "index" not in shared:  # once per stream, in the worker
             shared["order"] = canonical_order(request.contexts)
             shared["index"] = self.packer.index([request.contexts[i].text for i in shared["order"]])
-        order, segments = shared["order"], request.segments
-        claims = [k for k in sorted(segments) if segments[k].checkable]
+        order = shared["order"]
+        ks = sorted(request.segments)
+        read = read_with_question([request.segments[k] for k in ks], request.question)
+        segments = dict(zip(ks, read, strict=True))
+        claims = [k for k in ks if segments[k].checkable]
         found = yield from self._claim_rounds(
             shared["index"], order, segments, claims, self.check_citations
         )
@@ -96,8 +101,9 @@ class PlanRounds(MinimalSet, GraphAssembly):
         checking: bool,
     ) -> Generator[list[Check], list[Scores], ClaimRounds]:
         """The rounds of each claim on its own (no other claim changes them): baseline support
-        with its cited chunks, leave-one-out, who contradicts, the cited chunks alone and
-        without each other, and the support-matrix row."""
+        with its cited chunks, leave-one-out, who contradicts, each premise context alone for a
+        claim not supported, the cited chunks alone and without each other, and the
+        support-matrix row."""
         n = len(order)
         everything = range(n)
         base_number = check_base(self.citation_base)
@@ -110,9 +116,8 @@ class PlanRounds(MinimalSet, GraphAssembly):
         cited = [k for k in cites if cites[k].cited]  # citing at least one existing chunk
 
         def check(k: int, keep: Iterable[int] | None) -> Check:
-            return index.premise(segments[k].text, None if keep is None else set(keep)), segments[
-                k
-            ].text
+            claim = segments[k].verifier_text
+            return index.premise(claim, None if keep is None else set(keep)), claim
 
         # Citations ride along: the cited set with the baseline, each cited chunk alone and
         # the set without it with leave-one-out (only for a set of two or more that entails).
@@ -126,13 +131,16 @@ class PlanRounds(MinimalSet, GraphAssembly):
         verdicts = {k: self._decide(baseline[k]) for k in claims}
         supported = [k for k in claims if verdicts[k] == "supported"]
         contradicted = [k for k in claims if verdicts[k] == "contradicted"]
-        # Suspects of a contradiction: the contexts that fed the premise that contradicted it.
-        suspects = {k: sorted(index.premise(segments[k].text).contexts) for k in contradicted}
+        # The contexts that fed each claim's premise; suspects of a contradiction are those of
+        # the premise that contradicted it. A claim not supported gets each of them alone.
+        premised = {k: sorted(index.premise(segments[k].verifier_text).contexts) for k in claims}
+        suspects = {k: premised[k] for k in contradicted}
+        unsure = [k for k in claims if verdicts[k] == "unsupported"]
 
         loo_checks = [
             check(k, (j for j in everything if j != i)) for k in supported for i in everything
         ]
-        alone_checks = [check(k, (i,)) for k in contradicted for i in suspects[k]]
+        alone_checks = [check(k, (i,)) for k in contradicted + unsure for i in premised[k]]
         cite_checks = [
             check(k, keep)
             for k in several
@@ -149,13 +157,28 @@ class PlanRounds(MinimalSet, GraphAssembly):
             for k in supported
         }
         blame = yield from self._contradictors(check, n, contradicted, suspects, alone)
+        scores_alone = iter(alone)
+        by_one = {
+            k: [next(scores_alone).entail for _ in premised[k]] for k in contradicted + unsure
+        }
 
         single: dict[int, list[Scores]] = {}
         wanted = claims if self.support_matrix else []
         if wanted and n:
             flat = yield [check(k, (i,)) for k in wanted for i in everything]
             single = {k: flat[s * n : (s + 1) * n] for s, k in enumerate(wanted)}
-        return ClaimRounds(baseline, verdicts, without, necessary, blame, single, citing, supported)
+        return ClaimRounds(
+            baseline,
+            verdicts,
+            without,
+            necessary,
+            blame,
+            single,
+            citing,
+            supported,
+            premised,
+            by_one,
+        )
 
     def _citing(
         self,

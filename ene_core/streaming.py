@@ -37,9 +37,10 @@ from typing import Any
 
 from pydantic import Field
 
-from .claims import Segment, split_claims
+from .claims import Segment, read_with_question, split_claims
 from .errors import EngineOverloadedError, InvalidInputError, StreamClosedError
 from .graph import Claim, EvidenceNecessityGraph
+from .normalise import clean_text
 from .request import ClaimsRequest, Request
 
 logger = logging.getLogger("ene")
@@ -149,6 +150,9 @@ def same_verdict(streamed: Claim, final: Claim) -> bool:
         "p_entail_without",
         "support_row",
         "premise_truncated",
+        "hypothesis",
+        "premise_contexts",
+        "p_entail_alone",
     )
     if streamed.cited:
         fields += ("citation_supported", "citations_unneeded", "citations_missing")
@@ -207,6 +211,7 @@ class ClaimStream:
         self._registry = registry
         self._lock = threading.RLock()  # futures may call back at once, on this thread
         self._tracker = SentenceTracker()
+        self._raw: list[str] = []  # the text as fed (the tracker's is normalised)
         self._shared: dict[str, Any] = {}  # the worker's premise index of these contexts
         self._order: list[int] = []  # checkable segment indices sent for checking, in order
         self._known: dict[int, StreamedClaim] = {}
@@ -227,7 +232,7 @@ class ClaimStream:
     # -- the app's side --------------------------------------------------------------------------
     @property
     def text(self) -> str:
-        """The text fed so far."""
+        """The text fed so far, as the engine reads it (:mod:`ene_core.normalise`)."""
         return self._tracker.text
 
     @property
@@ -251,9 +256,13 @@ class ClaimStream:
         with self._lock:
             if self.closed:
                 raise StreamClosedError(f"stream {self.id!r} takes no more text: {self._why()}")
+            self._raw.append(delta)
             first = len(self._tracker.done)
-            for k, segment in enumerate(self._tracker.add(delta), first):
-                if segment.checkable:
+            # the engine reads the answer normalised (Request.build); the normalisation is
+            # character by character, so normalising each delta gives the same text
+            done = self._tracker.add(clean_text(delta)[0])
+            for k, segment in enumerate(read_with_question(done, self._request.question), first):
+                if segment.checkable:  # a short answer too, read as the answer to the question
                     self._unsent[k] = segment
             self._send()
             verdicts = self._pull()
@@ -281,7 +290,7 @@ class ClaimStream:
                 raise StreamClosedError(f"stream {self.id!r} cannot be closed: {self._why()}")
             finishing: Future[EvidenceNecessityGraph] = Future()
             self._finishing = finishing
-            text, request = self._tracker.text, self._request
+            text, request = "".join(self._raw), self._request
         self._registry.forget(self)
         try:  # outside the lock: this may wait for room in the queue
             inner = self._evaluate(text, request.contexts, request.question, id=self.id, block=True)
@@ -334,8 +343,9 @@ class ClaimStream:
         if not self._unsent or self.closed:
             return
         segments = dict(self._unsent)
+        base = self._request  # contexts and question normalised as the ENG's will be
         request = ClaimsRequest(
-            "", self._request.contexts, self.question, self.id, segments, self._shared
+            "", base.contexts, base.question, self.id, segments=segments, shared=self._shared
         )
         future = self._check(request, block=False)
         if future.done() and isinstance(future.exception(), EngineOverloadedError):
@@ -423,6 +433,7 @@ class ClaimStream:
         self._unsent.clear()
         if self._ended is not None:
             self._tracker = SentenceTracker()
+            self._raw.clear()
             self._known.clear()
             self._order.clear()
             self._ready = self._pulled = self._shown = 0

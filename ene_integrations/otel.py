@@ -410,6 +410,10 @@ class NecessitySpanRecorder:
                 event["ene.claim.contradicted_by_context_ids"] = [
                     truncate(x, cut) for x in against[: self.max_list_items]
                 ]
+            if claim.hypothesis is not None:  # a short answer read as the question's answer
+                event["ene.claim.read_as_answer"] = True
+                if self.capture_content:
+                    event["ene.claim.hypothesis"] = truncate(claim.hypothesis, cut)
             if claim.citation_supported is not None:  # markers as written in the answer
                 cap = self.max_list_items
                 event["ene.claim.citation_supported"] = claim.citation_supported
@@ -435,9 +439,15 @@ def answer_evaluations(eng: Any) -> list[dict[str, Any]]:
         note = f"{c.supported} of {c.checkable_claims} claims supported"
         if bad:
             note += "; not supported: " + _claims(bad)
+        read = [x.index for x in checkable if x.hypothesis is not None]
+        if read:
+            note += "; read as the answer to the question: " + _claims(read)
         score: float | None = c.supported / c.checkable_claims
     else:
         label, note, score = "no_claims", "the answer has no checkable claims", None
+        unread = [x.index for x in eng.claims if x.kind == "fragment"]
+        if unread:
+            note += "; short answers not checked without a question: " + _claims(unread)
     out.append(_evaluation("ene.support", score, label, note))
 
     unused = [x.id for x in eng.contexts if not x.used]

@@ -17,7 +17,7 @@ import argparse
 import random
 import re
 import sys
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -46,10 +46,12 @@ def overlap(p: Pair) -> float:
 
 
 CUES: dict[str, Callable[[Pair], bool]] = {
-    "negation added (in hypothesis, not premise)": lambda p: bool(_NEG.search(p.hypothesis))
-    and not _NEG.search(p.premise),
-    "negation removed (in premise, not hypothesis)": lambda p: bool(_NEG.search(p.premise))
-    and not _NEG.search(p.hypothesis),
+    "negation added (in hypothesis, not premise)": lambda p: (
+        bool(_NEG.search(p.hypothesis)) and not _NEG.search(p.premise)
+    ),
+    "negation removed (in premise, not hypothesis)": lambda p: (
+        bool(_NEG.search(p.premise)) and not _NEG.search(p.hypothesis)
+    ),
     "number not verbatim in premise": lambda p: any(
         m.group(0).lower() not in p.premise.lower() for m in _NUM.finditer(p.hypothesis)
     ),
@@ -82,7 +84,7 @@ def cue_table(pairs: Sequence[Pair]) -> tuple[str, float]:
             rows.append(f"| {name} | 0 | | |")
             continue
         sh = shares(sel)
-        gap = max(abs(a - b) for a, b in zip(sh, overall)) * 100
+        gap = max(abs(a - b) for a, b in zip(sh, overall, strict=False)) * 100
         if len(sel) >= 50:
             worst = max(worst, gap)
         rows.append(f"| {name} | {len(sel)} | {' / '.join(f'{x:.2f}' for x in sh)} | {gap:.0f} |")
@@ -108,8 +110,13 @@ def baselines(pairs: Sequence[Pair], seed: int = 0, limit: int = 60000) -> dict[
     hyp_acc = float((clf.predict(vec.transform([p.hypothesis for p in test])) == y_te).mean())
 
     def feats(p: Pair) -> list[float]:
-        return [overlap(p), len(p.hypothesis.split()), len(p.premise.split()),
-                float(bool(_NEG.search(p.hypothesis))), float(bool(_NEG.search(p.premise)))]
+        return [
+            overlap(p),
+            len(p.hypothesis.split()),
+            len(p.premise.split()),
+            float(bool(_NEG.search(p.hypothesis))),
+            float(bool(_NEG.search(p.premise))),
+        ]
 
     tree = DecisionTreeClassifier(max_depth=6, random_state=seed)
     tree.fit([feats(p) for p in train], y_tr)

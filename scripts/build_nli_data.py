@@ -272,7 +272,9 @@ def hotpot_pairs(
                         )
                     )
         # multi-hop 3: the claim built from question + answer, as the benchmark builds it
-        claim = question_to_claim(q["question"], q["answer"])
+        # (not for yes/no questions: the v2 recipe never had them)
+        yes_no = q["answer"].lower() in ("yes", "no")
+        claim = None if yes_no else question_to_claim(q["question"], q["answer"])
         gold_titles = list(dict.fromkeys(t for t, _ in facts))
         if claim and len(gold_titles) >= 2:
             gold_s = [s for t in gold_titles for s in by_title.get(t, [])]

@@ -36,7 +36,9 @@ TEMPLATE_ROUNDS = 9000
 
 def build_v3(data_dir: Path, seed: int = 13) -> tuple[list[Pair], list[Pair], dict[str, str]]:
     real = real_pairs(data_dir, {})
-    train_prem = [p.premise for name in GENERATED_FROM for p in real[name] if not _in_dev(p.premise, seed)]
+    train_prem = [
+        p.premise for name in GENERATED_FROM for p in real[name] if not _in_dev(p.premise, seed)
+    ]
     lexicon = mine_privatives(train_prem)
     train: list[Pair] = []
     dev: list[Pair] = []
@@ -44,9 +46,29 @@ def build_v3(data_dir: Path, seed: int = 13) -> tuple[list[Pair], list[Pair], di
         r = random.Random(f"v3:{seed}:{name}")
         tr = [p for p in real[name] if not _in_dev(p.premise, seed)]
         dv = [p for p in real[name] if _in_dev(p.premise, seed)]
-        train.extend(generate(_seed_sentences(tr, r, n), _seed_sentences(tr, r, 20000), lexicon, r, name, TEMPLATE_ROUNDS * n // sum(SEEDS.values())))
-        dev.extend(generate(_seed_sentences(dv, r, n // 20), _seed_sentences(dv, r, 2000), lexicon, r, name, TEMPLATE_ROUNDS * n // sum(SEEDS.values()) // 20))
-    hotpot = json.loads((data_dir / "hotpotqa" / "hotpot_dev_distractor_first100.json").read_text(encoding="utf-8"))
+        train.extend(
+            generate(
+                _seed_sentences(tr, r, n),
+                _seed_sentences(tr, r, 20000),
+                lexicon,
+                r,
+                name,
+                TEMPLATE_ROUNDS * n // sum(SEEDS.values()),
+            )
+        )
+        dev.extend(
+            generate(
+                _seed_sentences(dv, r, n // 20),
+                _seed_sentences(dv, r, 2000),
+                lexicon,
+                r,
+                name,
+                TEMPLATE_ROUNDS * n // sum(SEEDS.values()) // 20,
+            )
+        )
+    hotpot = json.loads(
+        (data_dir / "hotpotqa" / "hotpot_dev_distractor_first100.json").read_text(encoding="utf-8")
+    )
     train.extend(hotpot_question_pairs(hotpot, HOTPOT_TRAIN_QUESTIONS, random.Random(seed + 5)))
     dev.extend(hotpot_question_pairs(hotpot, HOTPOT_CALIB_QUESTIONS, random.Random(seed + 6)))
     seen: set[tuple[str, str]] = set()

@@ -22,9 +22,15 @@ from __future__ import annotations
 
 import random
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # ene_core from this checkout
+from ene_core.short_answers import question_to_claim  # noqa: F401  (re-exported)
+from ene_core.short_answers import tidy_sentence as _tidy
 
 ENTAILMENT, NEUTRAL, CONTRADICTION, NOT_ENTAILMENT = 0, 1, 2, 3
 LABEL_NAMES = ("entailment", "neutral", "contradiction")
@@ -214,15 +220,6 @@ ADJECTIVES = frozenset(
         "dirty",
     ]
 )
-
-
-def _tidy(text: str) -> str:
-    text = re.sub(r"\s+", " ", text).strip(" ,;:")
-    if text and text[0].islower():
-        text = text[0].upper() + text[1:]
-    if text and text[-1] not in ".!?\"'":
-        text += "."
-    return text
 
 
 def _n_words(text: str) -> int:
@@ -688,99 +685,6 @@ def add_detail(
                 options.append(re.sub(rf"\b{general}\b", spec, s, count=1))
     out = rng.choice(options)
     return _tidy(out) if out != s else None
-
-
-# --------------------------------------------------------------------------- QA claims
-
-_TAIL_CHOICE = re.compile(r",?\s[^,?]+\sor\s[^,?]+\s*\??\s*$")
-_AUX_WORDS = frozenset(
-    ["is", "was", "are", "were", "has", "had", "have", "can", "could", "will", "would"]
-)
-_PREPOSITIONS = frozenset(
-    ["in", "on", "at", "from", "to", "for", "by", "of", "with", "during", "since", "until", "as"]
-)
-
-
-def question_to_claim(question: str, answer: str) -> str | None:
-    """Rewrite a HotpotQA question and its answer as one declarative claim, or ``None``.
-
-    Handles: a wh-phrase at the start followed by an auxiliary ("Who was ..." / "What X is ..."),
-    "What is/was X?" / "Who is X?", "When/Where was X VERB?", "In what N was X VERB?", and a
-    wh-word later in the sentence ("... is based in what city?"). Choice questions ("Who is
-    older, A or B?") lose their "A or B" tail. Yes/no questions and do-support questions
-    ("What year did X perform ...") return ``None``.
-    """
-    q = re.sub(r"\s+", " ", question).strip()
-    a = answer.strip()
-    if a.lower() in ("yes", "no") or not a:
-        return None
-    q = q.rstrip(" ?.").strip()
-    if " or " in q:
-        q = _TAIL_CHOICE.sub("", q + "?").rstrip(" ?,:")
-    words = q.split()
-    if not words:
-        return None
-    first = words[0].lower()
-    # When/Where was X VERB  |  In what/which N was X VERB
-    m = re.match(r"^(?:When|Where|In (?:what|which) \w+) (was|were|is|are) (.+) (\w+)$", q, re.I)
-    if m:
-        aux, subj, verb = m.groups()
-        prep = "in" if not re.match(r"^\w+ \d", a) else "on"
-        return _tidy(f"{subj} {aux.lower()} {verb} {prep} {a}")
-    if first == "who":
-        return _tidy(f"{a} {' '.join(words[1:])}")
-    # What is X  -> X is A
-    m = re.match(r"^(?:What|Which) (is|was|are|were) (.+)$", q, re.I)
-    if m:
-        aux, rest = m.groups()
-        return _tidy(f"{rest} {aux.lower()} {a}")
-    if first in ("who", "what", "which"):
-        # the wh-phrase runs until the first auxiliary or finite verb (at most 9 words later)
-        for i in range(1, min(len(words), 10)):
-            w = words[i].lower().strip(",")
-            if w in ("did", "does", "do"):
-                return None
-            if (
-                w in _AUX_WORDS
-                or (i == 1 and first == "who")
-                or (i >= 2 and re.match(r"^\w+ed$", w) and first != "who")
-            ):
-                start = 1 if first == "who" else i
-                if first == "who":
-                    return _tidy(f"{a} {' '.join(words[1:])}")
-                return _tidy(f"{a} {' '.join(words[start:])}")
-        return None
-    # wh-word later in the sentence
-    for i, w in enumerate(words):
-        lw = w.lower()
-        if lw in ("what", "which", "who", "whom", "when") and i > 0:
-            rest = words[i + 1 :]
-            if lw == "how":
-                continue
-            if not rest:
-                return _tidy(f"{' '.join(words[:i])} {a}")
-            if rest[0].lower() in _PREPOSITIONS:
-                return _tidy(f"{' '.join(words[:i])} {a} {' '.join(rest)}")
-            if len(rest) <= 4:
-                return _tidy(f"{' '.join(words[:i])} {a}")
-            return None
-        if (
-            lw == "how"
-            and i > 0
-            and i + 1 < len(words)
-            and words[i + 1].lower() in ("many", "much")
-        ):
-            rest = words[i + 2 :]
-            tail = (
-                " ".join(rest[1:])
-                if rest and rest[0].lower() not in _PREPOSITIONS
-                else " ".join(rest)
-            )
-            claim = f"{' '.join(words[:i])} {a}"
-            if rest and rest[0].lower() in _PREPOSITIONS:
-                claim += f" {tail}"
-            return _tidy(claim)
-    return None
 
 
 # --------------------------------------------------------------------------- hard cases (v2)

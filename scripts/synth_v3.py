@@ -21,7 +21,8 @@ appears under every label in about the shares of the generated set as a whole
 * **near-duplicate evidence**: the evidence stated twice in slightly different words ->
   entailment (and the claim with one value changed -> contradiction).
 * **question form** (short answers, issue 22): a question and a short answer read as the
-  hypothesis ``"{question} {answer}."`` or as the declarative claim built from them, from
+  hypothesis ``"{question} {answer}."`` or as the declarative claim built from them (both
+  built by ``ene_core.short_answers``, exactly as the engine builds them), from
   HotpotQA questions 0-59 and from question-style rewrites of real sentences; the right answer
   -> entailment, a wrong answer from the same paragraphs -> contradiction, the evidence removed
   -> neutral.
@@ -36,17 +37,18 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from synth_nli import (
+from synth_nli import (  # also puts this checkout's ene_core on sys.path
     CONTRADICTION,
     ENTAILMENT,
     NEUTRAL,
     Pair,
     entities,
-    question_to_claim,
     shorten,
     swap_entity,
     swap_number,
 )
+
+from ene_core.short_answers import qa_hypothesis, question_to_claim
 
 # --------------------------------------------------------------------------- packing
 
@@ -59,21 +61,19 @@ def packed(evidence: Sequence[str], pool: Sequence[str], rng: random.Random, k: 
     return "\n".join([*extra[:pos], *evidence, *extra[pos:]])
 
 
-def qa_hypothesis(question: str, answer: str) -> str:
-    """The question-answer form the engine reads for a short answer without a declarative rule
-    (kept identical to ``ene_core``'s rule)."""
-    q = re.sub(r"\s+", " ", question).strip()
-    if not q.endswith("?"):
-        q = q.rstrip(" .") + "?"
-    a = re.sub(r"\s+", " ", answer).strip().rstrip(" .")
-    return f"{q} {a}."
-
-
 HEDGES = (
-    "It is rumoured that", "Some reports claim that", "A draft proposal suggested that",
-    "Critics have questioned whether", "It is not yet confirmed whether", "Local people say that",
-    "An early plan said that", "One unverified post claimed that", "Fans have long guessed that",
-    "It remains unclear whether", "A tabloid alleged that", "Some historians believe that",
+    "It is rumoured that",
+    "Some reports claim that",
+    "A draft proposal suggested that",
+    "Critics have questioned whether",
+    "It is not yet confirmed whether",
+    "Local people say that",
+    "An early plan said that",
+    "One unverified post claimed that",
+    "Fans have long guessed that",
+    "It remains unclear whether",
+    "A tabloid alleged that",
+    "Some historians believe that",
 )
 
 
@@ -110,7 +110,11 @@ PREDICATES: tuple[tuple[str, str, str], ...] = (
     ("is unable to attend the {o}", "cannot attend the {o}", "can attend the {o}"),
     ("is prohibited from the {o}", "is not allowed in the {o}", "is allowed in the {o}"),
     ("is excluded from the {o}", "is not included in the {o}", "is included in the {o}"),
-    ("left the {o} early", "did not stay until the end of the {o}", "stayed until the end of the {o}"),
+    (
+        "left the {o} early",
+        "did not stay until the end of the {o}",
+        "stayed until the end of the {o}",
+    ),
     ("is unaware of the {o}", "does not know about the {o}", "knows about the {o}"),
     ("abandoned the {o}", "did not finish the {o}", "finished the {o}"),
     ("postponed the {o}", "did not hold the {o} as planned", "held the {o} as planned"),
@@ -146,30 +150,139 @@ PREDICATES: tuple[tuple[str, str, str], ...] = (
 #: Sentence-level quantifier and bound rewrites, {x}/{y} name slots, {o} object, {n} number.
 QUANTIFIED: tuple[tuple[str, str, str], ...] = (
     # (evidence, entailed claim with a negation, contradicting claim)
-    ("Both {x} and {y} missed the {o}.", "Neither {x} nor {y} attended the {o}.", "Both {x} and {y} attended the {o}."),
-    ("{x} and {y} both stayed away from the {o}.", "Neither {x} nor {y} went to the {o}.", "{x} and {y} both went to the {o}."),
-    ("All of the guests left before the {o}.", "None of the guests stayed for the {o}.", "Most of the guests stayed for the {o}."),
-    ("Everyone on the team skipped the {o}.", "No one on the team went to the {o}.", "Several people on the team went to the {o}."),
-    ("Every member voted against the {o}.", "No member voted for the {o}.", "Some members voted for the {o}."),
-    ("The {o} holds up to {n} people.", "The {o} holds no more than {n} people.", "The {o} holds more than {n} people."),
-    ("The {o} seats at most {n} people.", "The {o} cannot seat more than {n} people.", "The {o} seats at least {m} people."),
-    ("The {o} needs at least {n} volunteers.", "The {o} needs no fewer than {n} volunteers.", "The {o} needs fewer than {n} volunteers."),
-    ("The {o} takes a maximum of {n} bookings a day.", "The {o} takes no more than {n} bookings a day.", "The {o} takes at least {m} bookings a day."),
-    ("The {o} is open every day of the year.", "The {o} is never closed.", "The {o} is closed on Sundays."),
-    ("The {o} has always been run by volunteers.", "The {o} has never had paid staff.", "The {o} has always had paid staff."),
-    ("The {o} was completed only in {n}.", "The {o} was not completed before {n}.", "The {o} was completed well before {n}."),
-    ("The {o} has been closed since {n}.", "The {o} has not been open since {n}.", "The {o} has been open since {n}."),
+    (
+        "Both {x} and {y} missed the {o}.",
+        "Neither {x} nor {y} attended the {o}.",
+        "Both {x} and {y} attended the {o}.",
+    ),
+    (
+        "{x} and {y} both stayed away from the {o}.",
+        "Neither {x} nor {y} went to the {o}.",
+        "{x} and {y} both went to the {o}.",
+    ),
+    (
+        "All of the guests left before the {o}.",
+        "None of the guests stayed for the {o}.",
+        "Most of the guests stayed for the {o}.",
+    ),
+    (
+        "Everyone on the team skipped the {o}.",
+        "No one on the team went to the {o}.",
+        "Several people on the team went to the {o}.",
+    ),
+    (
+        "Every member voted against the {o}.",
+        "No member voted for the {o}.",
+        "Some members voted for the {o}.",
+    ),
+    (
+        "The {o} holds up to {n} people.",
+        "The {o} holds no more than {n} people.",
+        "The {o} holds more than {n} people.",
+    ),
+    (
+        "The {o} seats at most {n} people.",
+        "The {o} cannot seat more than {n} people.",
+        "The {o} seats at least {m} people.",
+    ),
+    (
+        "The {o} needs at least {n} volunteers.",
+        "The {o} needs no fewer than {n} volunteers.",
+        "The {o} needs fewer than {n} volunteers.",
+    ),
+    (
+        "The {o} takes a maximum of {n} bookings a day.",
+        "The {o} takes no more than {n} bookings a day.",
+        "The {o} takes at least {m} bookings a day.",
+    ),
+    (
+        "The {o} is open every day of the year.",
+        "The {o} is never closed.",
+        "The {o} is closed on Sundays.",
+    ),
+    (
+        "The {o} has always been run by volunteers.",
+        "The {o} has never had paid staff.",
+        "The {o} has always had paid staff.",
+    ),
+    (
+        "The {o} was completed only in {n}.",
+        "The {o} was not completed before {n}.",
+        "The {o} was completed well before {n}.",
+    ),
+    (
+        "The {o} has been closed since {n}.",
+        "The {o} has not been open since {n}.",
+        "The {o} has been open since {n}.",
+    ),
 )
 
 OBJECTS = (
-    "ceremony", "meeting", "festival", "trial", "audit", "rehearsal", "final", "summit",
-    "conference", "inspection", "exam", "contract", "proposal", "merger", "treaty", "tournament",
-    "reception", "hearing", "vote", "launch", "workshop", "auction", "concert", "funeral",
-    "wedding", "course", "survey", "licence", "permit", "report", "warning", "appeal", "match",
-    "expedition", "project", "campaign", "exhibition", "hall", "library", "clinic", "ferry",
-    "bridge", "museum", "pool", "theatre", "archive", "school", "garden", "bakery", "station",
+    "ceremony",
+    "meeting",
+    "festival",
+    "trial",
+    "audit",
+    "rehearsal",
+    "final",
+    "summit",
+    "conference",
+    "inspection",
+    "exam",
+    "contract",
+    "proposal",
+    "merger",
+    "treaty",
+    "tournament",
+    "reception",
+    "hearing",
+    "vote",
+    "launch",
+    "workshop",
+    "auction",
+    "concert",
+    "funeral",
+    "wedding",
+    "course",
+    "survey",
+    "licence",
+    "permit",
+    "report",
+    "warning",
+    "appeal",
+    "match",
+    "expedition",
+    "project",
+    "campaign",
+    "exhibition",
+    "hall",
+    "library",
+    "clinic",
+    "ferry",
+    "bridge",
+    "museum",
+    "pool",
+    "theatre",
+    "archive",
+    "school",
+    "garden",
+    "bakery",
+    "station",
 )
-PLACES = ("hall", "theatre", "chapel", "gallery", "lecture room", "ferry", "bus", "studio", "clinic", "restaurant", "arena", "museum")
+PLACES = (
+    "hall",
+    "theatre",
+    "chapel",
+    "gallery",
+    "lecture room",
+    "ferry",
+    "bus",
+    "studio",
+    "clinic",
+    "restaurant",
+    "arena",
+    "museum",
+)
 
 # --------------------------------------------------------------------------- privative lexicon
 
@@ -212,8 +325,15 @@ def copula_pairs(
         else:
             continue
         head, tail = sentence[: m.start()], sentence[m.end() :]
-        neg_verb = {"remains": "is", "remained": "was", "seemed": "was", "seems": "is",
-                    "became": "was", "looked": "was", "looks": "is"}.get(verb, verb)
+        neg_verb = {
+            "remains": "is",
+            "remained": "was",
+            "seemed": "was",
+            "seems": "is",
+            "became": "was",
+            "looked": "was",
+            "looks": "is",
+        }.get(verb, verb)
 
         def say(v: str, word: str, h: str = head, t: str = tail) -> str:
             return f"{h}{v} {word}{t}"
@@ -227,14 +347,20 @@ def copula_pairs(
             Pair(packed([s_not_base], pool, rng), s_base, CONTRADICTION, f"{src}:neg-removed"),
             Pair(packed([s_base], pool, rng), s_not_priv, ENTAILMENT, f"{src}:neg-double"),
             Pair(packed([s_priv], pool, rng), s_base, CONTRADICTION, f"{src}:antonym"),
-            Pair(packed([hedged(s_priv, rng)], pool, rng), s_not_base, NEUTRAL, f"{src}:neg-hedged"),
-            Pair(packed([hedged(s_not_base, rng)], pool, rng), s_priv, NEUTRAL, f"{src}:priv-hedged"),
+            Pair(
+                packed([hedged(s_priv, rng)], pool, rng), s_not_base, NEUTRAL, f"{src}:neg-hedged"
+            ),
+            Pair(
+                packed([hedged(s_not_base, rng)], pool, rng), s_priv, NEUTRAL, f"{src}:priv-hedged"
+            ),
         ]
         return out
     return []
 
 
-def predicate_pairs(names: Sequence[str], pool: Sequence[str], rng: random.Random, src: str) -> list[Pair]:
+def predicate_pairs(
+    names: Sequence[str], pool: Sequence[str], rng: random.Random, src: str
+) -> list[Pair]:
     """Negation paraphrases from :data:`PREDICATES` with real names as subjects."""
     priv, neg, pos = rng.choice(PREDICATES)
     obj = rng.choice(OBJECTS)
@@ -250,28 +376,46 @@ def predicate_pairs(names: Sequence[str], pool: Sequence[str], rng: random.Rando
         Pair(packed([s(x, neg)], pool, rng), s(x, pos), CONTRADICTION, f"{src}:neg-removed"),
         Pair(packed([s(x, priv)], pool, rng), s(x, pos), CONTRADICTION, f"{src}:antonym"),
         # the same negated claim about someone else, or with the fact absent: neutral
-        Pair(packed([f"{x} and {y} were both expected at the {obj}.", s(y, priv)], pool, rng), s(x, neg), NEUTRAL, f"{src}:neg-other"),
+        Pair(
+            packed([f"{x} and {y} were both expected at the {obj}.", s(y, priv)], pool, rng),
+            s(x, neg),
+            NEUTRAL,
+            f"{src}:neg-other",
+        ),
         Pair(packed([hedged(s(x, priv), rng)], pool, rng), s(x, neg), NEUTRAL, f"{src}:neg-hedged"),
-        Pair(packed([f"{x} and {y} were both expected at the {obj}.", s(y, neg)], pool, rng), s(x, priv), NEUTRAL, f"{src}:priv-other"),
+        Pair(
+            packed([f"{x} and {y} were both expected at the {obj}.", s(y, neg)], pool, rng),
+            s(x, priv),
+            NEUTRAL,
+            f"{src}:priv-other",
+        ),
     ]
 
 
-def quantified_pairs(names: Sequence[str], pool: Sequence[str], rng: random.Random, src: str) -> list[Pair]:
+def quantified_pairs(
+    names: Sequence[str], pool: Sequence[str], rng: random.Random, src: str
+) -> list[Pair]:
     """Quantifiers and bounds from :data:`QUANTIFIED` (their entailed, contradicting and
     neutral readings)."""
     ev, ent, con = rng.choice(QUANTIFIED)
     x, y = rng.sample(list(names), 2)
-    n = rng.choice([2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 80, 100, 120, 150, 200, 250, 500])
-    n = rng.randint(1990, 2023) if "{n}." in ev and "in {n}" in ev or "since {n}" in ev else n
+    n = rng.choice(
+        [2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 80, 100, 120, 150, 200, 250, 500]
+    )
+    n = rng.randint(1990, 2023) if ("{n}." in ev and "in {n}" in ev) or "since {n}" in ev else n
     m = n + rng.choice([5, 10, 20, 50]) if n < 1900 else n
-    obj = rng.choice(PLACES if "{n} people" in ev or "bookings" in ev or "volunteers" in ev else OBJECTS)
+    obj = rng.choice(
+        PLACES if "{n} people" in ev or "bookings" in ev or "volunteers" in ev else OBJECTS
+    )
     fill = {"x": x, "y": y, "o": obj, "n": n, "m": m}
     e, h1, h2 = ev.format(**fill), ent.format(**fill), con.format(**fill)
     other_obj = rng.choice([o for o in OBJECTS if o != obj])
     absent = ev.format(**{**fill, "o": other_obj})
     return [
         Pair(packed([e], pool, rng), h1, ENTAILMENT, f"{src}:quant-paraphrase"),
-        Pair(packed([h1], pool, rng), e.replace("  ", " "), ENTAILMENT, f"{src}:quant-paraphrase-rev"),
+        Pair(
+            packed([h1], pool, rng), e.replace("  ", " "), ENTAILMENT, f"{src}:quant-paraphrase-rev"
+        ),
         Pair(packed([e], pool, rng), h2, CONTRADICTION, f"{src}:quant-contra"),
         Pair(packed([absent], pool, rng), h1, NEUTRAL, f"{src}:quant-other"),
     ]
@@ -279,11 +423,29 @@ def quantified_pairs(names: Sequence[str], pool: Sequence[str], rng: random.Rand
 
 # --------------------------------------------------------------------------- quantities
 
-_WORDS = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen"
-).split()
-_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+_WORDS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
+_TENS = ["_", "_", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
 
 
 def number_words(n: int) -> str:
@@ -298,21 +460,44 @@ def number_words(n: int) -> str:
 
 #: (unit written in the claim, unit in the evidence, factor: evidence value = claim value * f)
 CONVERSIONS: tuple[tuple[str, str, float], ...] = (
-    ("kilometres", "metres", 1000), ("km", "metres", 1000), ("metres", "centimetres", 100),
-    ("kilograms", "grams", 1000), ("kg", "grams", 1000), ("litres", "millilitres", 1000),
-    ("hours", "minutes", 60), ("minutes", "seconds", 60), ("weeks", "days", 7),
-    ("years", "months", 12), ("days", "hours", 24), ("tonnes", "kilograms", 1000),
+    ("kilometres", "metres", 1000),
+    ("km", "metres", 1000),
+    ("metres", "centimetres", 100),
+    ("kilograms", "grams", 1000),
+    ("kg", "grams", 1000),
+    ("litres", "millilitres", 1000),
+    ("hours", "minutes", 60),
+    ("minutes", "seconds", 60),
+    ("weeks", "days", 7),
+    ("years", "months", 12),
+    ("days", "hours", 24),
+    ("tonnes", "kilograms", 1000),
 )
 FRACTIONS: tuple[tuple[str, int], ...] = (
-    ("half", 50), ("a quarter", 25), ("three quarters", 75), ("a tenth", 10), ("a fifth", 20),
-    ("two fifths", 40), ("three fifths", 60), ("four fifths", 80), ("one in ten", 10),
-    ("one in five", 20), ("one in four", 25), ("nine in ten", 90), ("two in five", 40),
+    ("half", 50),
+    ("a quarter", 25),
+    ("three quarters", 75),
+    ("a tenth", 10),
+    ("a fifth", 20),
+    ("two fifths", 40),
+    ("three fifths", 60),
+    ("four fifths", 80),
+    ("one in ten", 10),
+    ("one in five", 20),
+    ("one in four", 25),
+    ("nine in ten", 90),
+    ("two in five", 40),
 )
 FREQUENCIES: tuple[tuple[str, str], ...] = (
-    ("once a week", "weekly"), ("every day", "daily"), ("once a month", "monthly"),
-    ("once a year", "annually"), ("twice a year", "every six months"),
-    ("every two weeks", "fortnightly"), ("four times a year", "quarterly"),
-    ("every hour", "hourly"), ("twice a week", "two times a week"),
+    ("once a week", "weekly"),
+    ("every day", "daily"),
+    ("once a month", "monthly"),
+    ("once a year", "annually"),
+    ("twice a year", "every six months"),
+    ("every two weeks", "fortnightly"),
+    ("four times a year", "quarterly"),
+    ("every hour", "hourly"),
+    ("twice a week", "two times a week"),
 )
 QUANT_FRAMES = (
     ("The trail is {v} long.", "distance"),
@@ -325,8 +510,11 @@ QUANT_FRAMES = (
     ("The ferry crossing takes {v}.", "duration"),
 )
 _KIND = {
-    "distance": ("kilometres", "km", "metres"), "volume": ("litres",), "mass": ("kilograms", "kg", "tonnes"),
-    "duration": ("hours", "minutes", "days"), "period": ("years", "weeks", "months"),
+    "distance": ("kilometres", "km", "metres"),
+    "volume": ("litres",),
+    "mass": ("kilograms", "kg", "tonnes"),
+    "duration": ("hours", "minutes", "days"),
+    "period": ("years", "weeks", "months"),
 }
 SHARE_FRAMES = (
     "{v} of the members voted for the plan.",
@@ -337,13 +525,20 @@ SHARE_FRAMES = (
     "About {v} of the staff work remotely.",
 )
 FREQ_FRAMES = (
-    "The committee meets {v}.", "The newsletter is sent {v}.", "The filters must be cleaned {v}.",
-    "The market is held {v}.", "Backups run {v}.", "The bus to the airport leaves {v}.",
+    "The committee meets {v}.",
+    "The newsletter is sent {v}.",
+    "The filters must be cleaned {v}.",
+    "The market is held {v}.",
+    "Backups run {v}.",
+    "The bus to the airport leaves {v}.",
 )
 COUNT_FRAMES = (
-    "The village has {v} houses.", "The team won {v} matches last season.",
-    "The museum owns {v} paintings by the artist.", "The library lends {v} laptops.",
-    "The orchestra has {v} violinists.", "The recipe needs {v} eggs.",
+    "The village has {v} houses.",
+    "The team won {v} matches last season.",
+    "The museum owns {v} paintings by the artist.",
+    "The library lends {v} laptops.",
+    "The orchestra has {v} violinists.",
+    "The recipe needs {v} eggs.",
 )
 
 
@@ -351,7 +546,9 @@ def _fmt(x: float) -> str:
     return f"{int(x):,}" if float(x).is_integer() else f"{x:g}"
 
 
-def quantity_pairs(subjects: Sequence[str], pool: Sequence[str], rng: random.Random, src: str) -> list[Pair]:
+def quantity_pairs(
+    subjects: Sequence[str], pool: Sequence[str], rng: random.Random, src: str
+) -> list[Pair]:
     """The same amount written another way (entailment) and a different amount in that same
     form (contradiction); the claim's form is drawn at random on either side."""
     kind = rng.random()
@@ -392,14 +589,25 @@ def quantity_pairs(subjects: Sequence[str], pool: Sequence[str], rng: random.Ran
         Pair(packed([ev], pool, rng), wrong, CONTRADICTION, f"{src}:quantity-contra"),
     ]
     if rng.random() < 0.4:
-        out.append(Pair(packed([cap(frame.format(v=wrong_b))], pool, rng), claim, CONTRADICTION, f"{src}:quantity-contra-rev"))
+        out.append(
+            Pair(
+                packed([cap(frame.format(v=wrong_b))], pool, rng),
+                claim,
+                CONTRADICTION,
+                f"{src}:quantity-contra-rev",
+            )
+        )
     # neutral: the same amount said about another subject in the premise
     out.append(Pair(packed([hedged(ev, rng)], pool, rng), claim, NEUTRAL, f"{src}:quantity-hedged"))
-    out.append(Pair(packed([hedged(claim, rng)], pool, rng), claim, NEUTRAL, f"{src}:quantity-hedged"))
+    out.append(
+        Pair(packed([hedged(claim, rng)], pool, rng), claim, NEUTRAL, f"{src}:quantity-hedged")
+    )
     return out
 
 
-def real_quantity_pairs(sentence: str, pool: Sequence[str], rng: random.Random, src: str) -> list[Pair]:
+def real_quantity_pairs(
+    sentence: str, pool: Sequence[str], rng: random.Random, src: str
+) -> list[Pair]:
     """On a real sentence with a small integer: digits <-> words (entailment) and another value
     in the other form (contradiction), plus a neutral twin with the number absent."""
     m = re.search(r"(?<![\w.,$])([2-9]|1[0-9]|[2-9]0)(?![\w.,%:])", sentence)
@@ -423,20 +631,65 @@ def real_quantity_pairs(sentence: str, pool: Sequence[str], rng: random.Random, 
 # --------------------------------------------------------------------------- value binding
 
 BINDING_FRAMES = (
-    ("{e} coached the {v}.", ("Falcons", "Ravens", "Hawks", "Owls", "Tigers", "Wolves", "Comets", "Pirates", "Storm", "Rangers")),
-    ("{e} was born in {v}.", ("Lyon", "Bergen", "Porto", "Graz", "Tartu", "Cork", "Leiden", "Turku", "Bari", "Ghent")),
-    ("{e} designed the {v} bridge.", ("north", "south", "east", "west", "old", "harbour", "river", "rail")),
-    ("{e} won the {v} in {y}.", ("Arden Prize", "Corwin Medal", "Halden Award", "Mirren Cup", "Selby Trophy", "Orla Prize")),
-    ("{e} plays the {v} in the band.", ("cello", "drums", "bass", "trumpet", "violin", "piano", "flute", "guitar")),
-    ("The {v} office is run by {e}.", ("Oslo", "Lisbon", "Dublin", "Vienna", "Prague", "Madrid", "Warsaw", "Zurich")),
+    (
+        "{e} coached the {v}.",
+        (
+            "Falcons",
+            "Ravens",
+            "Hawks",
+            "Owls",
+            "Tigers",
+            "Wolves",
+            "Comets",
+            "Pirates",
+            "Storm",
+            "Rangers",
+        ),
+    ),
+    (
+        "{e} was born in {v}.",
+        ("Lyon", "Bergen", "Porto", "Graz", "Tartu", "Cork", "Leiden", "Turku", "Bari", "Ghent"),
+    ),
+    (
+        "{e} designed the {v} bridge.",
+        ("north", "south", "east", "west", "old", "harbour", "river", "rail"),
+    ),
+    (
+        "{e} won the {v} in {y}.",
+        ("Arden Prize", "Corwin Medal", "Halden Award", "Mirren Cup", "Selby Trophy", "Orla Prize"),
+    ),
+    (
+        "{e} plays the {v} in the band.",
+        ("cello", "drums", "bass", "trumpet", "violin", "piano", "flute", "guitar"),
+    ),
+    (
+        "The {v} office is run by {e}.",
+        ("Oslo", "Lisbon", "Dublin", "Vienna", "Prague", "Madrid", "Warsaw", "Zurich"),
+    ),
     ("{e} scored {v} goals this season.", tuple(str(i) for i in range(3, 31))),
     ("{e} joined the company in {v}.", tuple(str(i) for i in range(1985, 2024))),
-    ("{e} wrote a novel about {v}.", ("whaling", "a lighthouse", "a circus", "the gold rush", "a shipwreck", "a chess prodigy", "a border town")),
-    ("{e} moved to {v} after the war.", ("Canada", "Chile", "Kenya", "Norway", "Japan", "Brazil", "Egypt", "Peru")),
+    (
+        "{e} wrote a novel about {v}.",
+        (
+            "whaling",
+            "a lighthouse",
+            "a circus",
+            "the gold rush",
+            "a shipwreck",
+            "a chess prodigy",
+            "a border town",
+        ),
+    ),
+    (
+        "{e} moved to {v} after the war.",
+        ("Canada", "Chile", "Kenya", "Norway", "Japan", "Brazil", "Egypt", "Peru"),
+    ),
 )
 
 
-def binding_pairs(names: Sequence[str], pool: Sequence[str], rng: random.Random, src: str) -> list[Pair]:
+def binding_pairs(
+    names: Sequence[str], pool: Sequence[str], rng: random.Random, src: str
+) -> list[Pair]:
     """Two parallel facts about two entities in one premise: right binding -> entailment, the
     other entity's value -> contradiction, a fact whose own statement is absent -> neutral."""
     frame, values = rng.choice(BINDING_FRAMES)
@@ -462,24 +715,64 @@ def binding_pairs(names: Sequence[str], pool: Sequence[str], rng: random.Random,
     ]
 
 
-def nonparallel_binding_pairs(names: Sequence[str], pool: Sequence[str], rng: random.Random, src: str) -> list[Pair]:
+def nonparallel_binding_pairs(
+    names: Sequence[str], pool: Sequence[str], rng: random.Random, src: str
+) -> list[Pair]:
     """The value sits in the premise but in another entity's fact with another shape ("A novel
     about whaling won the Corwin Medal")."""
-    prizes = ("Arden Prize", "Corwin Medal", "Halden Award", "Mirren Cup", "Selby Trophy", "Orla Prize", "Tessel Award")
-    topics = ("whaling", "a lighthouse", "a circus", "the gold rush", "a shipwreck", "a border town", "a lost map")
+    prizes = (
+        "Arden Prize",
+        "Corwin Medal",
+        "Halden Award",
+        "Mirren Cup",
+        "Selby Trophy",
+        "Orla Prize",
+        "Tessel Award",
+    )
+    topics = (
+        "whaling",
+        "a lighthouse",
+        "a circus",
+        "the gold rush",
+        "a shipwreck",
+        "a border town",
+        "a lost map",
+    )
     p1, p2 = rng.sample(prizes, 2)
     t1, t2 = rng.sample(topics, 2)
     ev = [f"The {p1} went to a novel about {t1}.", f"A novel about {t2} won the {p2}."]
     rng.shuffle(ev)
     return [
-        Pair(packed(ev, pool, rng), f"The {p1} went to a novel about {t2}.", CONTRADICTION, f"{src}:binding-swapped"),
-        Pair(packed(ev, pool, rng), f"A novel about {t1} won the {p1}.", ENTAILMENT, f"{src}:binding-right"),
-        Pair(packed(ev, pool, rng), f"The {p2} went to a novel about {t2}.", ENTAILMENT, f"{src}:binding-right"),
-        Pair(packed([ev[0] if p2 in ev[0] else ev[1]], pool, rng), f"The {p1} went to a novel about {t2}.", NEUTRAL, f"{src}:binding-absent"),
+        Pair(
+            packed(ev, pool, rng),
+            f"The {p1} went to a novel about {t2}.",
+            CONTRADICTION,
+            f"{src}:binding-swapped",
+        ),
+        Pair(
+            packed(ev, pool, rng),
+            f"A novel about {t1} won the {p1}.",
+            ENTAILMENT,
+            f"{src}:binding-right",
+        ),
+        Pair(
+            packed(ev, pool, rng),
+            f"The {p2} went to a novel about {t2}.",
+            ENTAILMENT,
+            f"{src}:binding-right",
+        ),
+        Pair(
+            packed([ev[0] if p2 in ev[0] else ev[1]], pool, rng),
+            f"The {p1} went to a novel about {t2}.",
+            NEUTRAL,
+            f"{src}:binding-absent",
+        ),
     ]
 
 
-def real_binding_pairs(sentence: str, entity_pool: Sequence[str], pool: Sequence[str], rng: random.Random, src: str) -> list[Pair]:
+def real_binding_pairs(
+    sentence: str, entity_pool: Sequence[str], pool: Sequence[str], rng: random.Random, src: str
+) -> list[Pair]:
     """Value binding on a real sentence: a parallel copy about another entity with another value
     (a number or a second entity)."""
     own = entities(sentence)
@@ -488,11 +781,17 @@ def real_binding_pairs(sentence: str, entity_pool: Sequence[str], pool: Sequence
     subject = own[0]
     if not sentence.startswith(subject) and not sentence.startswith("The " + subject):
         return []
-    cands = [e for e in entity_pool if e not in sentence and abs(len(e.split()) - len(subject.split())) <= 1]
+    cands = [
+        e
+        for e in entity_pool
+        if e not in sentence and abs(len(e.split()) - len(subject.split())) <= 1
+    ]
     if not cands:
         return []
     other_subject = rng.choice(cands)
-    changed = swap_number(sentence, rng) or (swap_entity(sentence.replace(subject, "\x00", 1), entity_pool, rng) or "").replace("\x00", subject)
+    changed = swap_number(sentence, rng) or (
+        swap_entity(sentence.replace(subject, "\x00", 1), entity_pool, rng) or ""
+    ).replace("\x00", subject)
     if not changed or changed == sentence or subject not in changed:
         return []
     twin = changed.replace(subject, other_subject, 1)  # the other entity with the other value
@@ -502,11 +801,18 @@ def real_binding_pairs(sentence: str, entity_pool: Sequence[str], pool: Sequence
         Pair(packed(both, pool, rng, k=2), sentence, ENTAILMENT, f"{src}:binding-right"),
         Pair(packed(both, pool, rng, k=2), wrong, CONTRADICTION, f"{src}:binding-swapped"),
         Pair(packed([twin], pool, rng, k=2), sentence, NEUTRAL, f"{src}:binding-absent"),
-        Pair(packed([twin, hedged(sentence, rng)], pool, rng, k=2), sentence, NEUTRAL, f"{src}:binding-hedged"),
+        Pair(
+            packed([twin, hedged(sentence, rng)], pool, rng, k=2),
+            sentence,
+            NEUTRAL,
+            f"{src}:binding-hedged",
+        ),
     ]
 
 
-def near_duplicate_pairs(sentence: str, pool: Sequence[str], rng: random.Random, src: str) -> list[Pair]:
+def near_duplicate_pairs(
+    sentence: str, pool: Sequence[str], rng: random.Random, src: str
+) -> list[Pair]:
     """The evidence stated twice (a shortened copy beside the full sentence): entailment; the
     claim with a value changed: contradiction."""
     short = shorten(sentence, rng)
@@ -519,7 +825,9 @@ def near_duplicate_pairs(sentence: str, pool: Sequence[str], rng: random.Random,
     ]
     wrong = swap_number(short, rng)
     if wrong and wrong != short:
-        out.append(Pair(packed(ev, pool, rng, k=2), wrong, CONTRADICTION, f"{src}:near-duplicate-contra"))
+        out.append(
+            Pair(packed(ev, pool, rng, k=2), wrong, CONTRADICTION, f"{src}:near-duplicate-contra")
+        )
     return out
 
 
@@ -531,7 +839,9 @@ _WH = (
 )
 
 
-def question_rewrite_pairs(sentence: str, entity_pool: Sequence[str], pool: Sequence[str], rng: random.Random, src: str) -> list[Pair]:
+def question_rewrite_pairs(
+    sentence: str, entity_pool: Sequence[str], pool: Sequence[str], rng: random.Random, src: str
+) -> list[Pair]:
     """A real sentence turned into an in-situ question with a short answer: the right answer
     -> entailment, a wrong one -> contradiction, the evidence removed -> neutral. Both the
     declarative claim and the question-answer form appear."""
@@ -541,7 +851,11 @@ def question_rewrite_pairs(sentence: str, entity_pool: Sequence[str], pool: Sequ
         return []
     answer: str | None = None
     question = ""
-    ents = [e for e in entities(base) if not base.startswith(e) and re.fullmatch(r"[A-Z][\w'-]+(?: [A-Z][\w'-]+){0,3}", e)]
+    ents = [
+        e
+        for e in entities(base)
+        if not base.startswith(e) and re.fullmatch(r"[A-Z][\w'-]+(?: [A-Z][\w'-]+){0,3}", e)
+    ]
     m = re.search(r"\bin ((?:1[5-9]|20)\d\d)\b", base)
     if m:
         answer = m.group(1)
@@ -551,7 +865,11 @@ def question_rewrite_pairs(sentence: str, entity_pool: Sequence[str], pool: Sequ
         answer = rng.choice(ents)
         if len(answer.split()) > 4:
             return []
-        cands = [e for e in entity_pool if e not in base and abs(len(e.split()) - len(answer.split())) <= 1]
+        cands = [
+            e
+            for e in entity_pool
+            if e not in base and abs(len(e.split()) - len(answer.split())) <= 1
+        ]
         if not cands:
             return []
         wrong = rng.choice(cands)
@@ -573,7 +891,9 @@ def _title(title: str) -> str:
     return re.sub(r"\s*\([^)]*\)$", "", title).strip()
 
 
-def hotpot_question_pairs(questions: Sequence[dict], indices: Iterable[int], rng: random.Random, src: str = "gen:hotpot-q") -> list[Pair]:
+def hotpot_question_pairs(
+    questions: Sequence[dict], indices: Iterable[int], rng: random.Random, src: str = "gen:hotpot-q"
+) -> list[Pair]:
     """HotpotQA questions with their answers: the gold paragraphs (packed) against the right
     short answer (entailment, declarative and question-answer form), a wrong answer drawn from
     the same paragraphs (contradiction), and the right answer with one gold paragraph removed
@@ -591,11 +911,25 @@ def hotpot_question_pairs(questions: Sequence[dict], indices: Iterable[int], rng
         question = q["question"].strip()
         tag = f"{src}:q{qi}"
         for variant in range(3):
-            out.extend(_hotpot_one(q, question, answer, paras, gold_titles, gold, others, rng, f"{tag}:{variant}"))
+            out.extend(
+                _hotpot_one(
+                    q, question, answer, paras, gold_titles, gold, others, rng, f"{tag}:{variant}"
+                )
+            )
     return out
 
 
-def _hotpot_one(q: dict, question: str, answer: str, paras: dict[str, list[str]], gold_titles: list[str], gold: list[str], others: list[str], rng: random.Random, tag: str) -> list[Pair]:
+def _hotpot_one(
+    q: dict,
+    question: str,
+    answer: str,
+    paras: dict[str, list[str]],
+    gold_titles: list[str],
+    gold: list[str],
+    others: list[str],
+    rng: random.Random,
+    tag: str,
+) -> list[Pair]:
     out: list[Pair] = []
     if True:
         extra = rng.sample(others, min(len(others), rng.randint(0, 3)))
@@ -605,10 +939,21 @@ def _hotpot_one(q: dict, question: str, answer: str, paras: dict[str, list[str]]
         if answer.lower() in ("yes", "no"):
             flipped = "no" if answer.lower() == "yes" else "yes"
             out.append(Pair(prem, qa_hypothesis(question, answer), ENTAILMENT, f"{tag}:yesno"))
-            out.append(Pair(prem, qa_hypothesis(question, flipped), CONTRADICTION, f"{tag}:yesno-flip"))
+            out.append(
+                Pair(prem, qa_hypothesis(question, flipped), CONTRADICTION, f"{tag}:yesno-flip")
+            )
             return out
-        pool = sorted({e for ss in paras.values() for s in ss for e in entities(s)} | {_title(t) for t in paras})
-        same_len = [e for e in pool if e.lower() not in answer.lower() and answer.lower() not in e.lower() and abs(len(e.split()) - len(answer.split())) <= 1]
+        pool = sorted(
+            {e for ss in paras.values() for s in ss for e in entities(s)}
+            | {_title(t) for t in paras}
+        )
+        same_len = [
+            e
+            for e in pool
+            if e.lower() not in answer.lower()
+            and answer.lower() not in e.lower()
+            and abs(len(e.split()) - len(answer.split())) <= 1
+        ]
         if answer.isdigit() or re.fullmatch(r"\d[\d,.]*", answer):
             wrong = swap_number(answer, rng)
         else:
@@ -620,7 +965,11 @@ def _hotpot_one(q: dict, question: str, answer: str, paras: dict[str, list[str]]
         for form in forms:
             out.append(Pair(prem, form, ENTAILMENT, f"{tag}:answer"))
             if wrong:
-                bad = qa_hypothesis(question, wrong) if form == forms[0] else form.replace(answer, wrong, 1)
+                bad = (
+                    qa_hypothesis(question, wrong)
+                    if form == forms[0]
+                    else form.replace(answer, wrong, 1)
+                )
                 if bad != form:
                     out.append(Pair(prem, bad, CONTRADICTION, f"{tag}:wrong-answer"))
             if len(gold_titles) >= 2:
@@ -632,16 +981,90 @@ def _hotpot_one(q: dict, question: str, answer: str, paras: dict[str, list[str]]
 
 # --------------------------------------------------------------------------- all
 
-FIRST = (
-    "Maria Piet Ana Tom Lena Omar Yuki Ines Karl Sofia Ravi Nadia Erik Chen Amara Hugo Leila Jonas "
-    "Priya Mateo Freya Idris Hana Luca Zofia Kwame Elif Tariq Greta Dmitri Ayla Bram Noor Felix "
-    "Ingrid Samir Marta Kenji Olga Diego"
-).split()
-LAST = (
-    "Olsen Dahl Ruiz Berg Novak Haddad Tanaka Costa Weber Rossi Iyer Petrov Lund Wei Okafor Brandt "
-    "Mansour Vogel Sharma Alvarez Holm Bakr Sato Moretti Kowalski Mensah Yilmaz Aziz Strand Orlov "
-    "Demir Visser Khan Keller Lindqvist Farah Nowak Mori Ivanova Herrera"
-).split()
+FIRST = [
+    "Maria",
+    "Piet",
+    "Ana",
+    "Tom",
+    "Lena",
+    "Omar",
+    "Yuki",
+    "Ines",
+    "Karl",
+    "Sofia",
+    "Ravi",
+    "Nadia",
+    "Erik",
+    "Chen",
+    "Amara",
+    "Hugo",
+    "Leila",
+    "Jonas",
+    "Priya",
+    "Mateo",
+    "Freya",
+    "Idris",
+    "Hana",
+    "Luca",
+    "Zofia",
+    "Kwame",
+    "Elif",
+    "Tariq",
+    "Greta",
+    "Dmitri",
+    "Ayla",
+    "Bram",
+    "Noor",
+    "Felix",
+    "Ingrid",
+    "Samir",
+    "Marta",
+    "Kenji",
+    "Olga",
+    "Diego",
+]
+LAST = [
+    "Olsen",
+    "Dahl",
+    "Ruiz",
+    "Berg",
+    "Novak",
+    "Haddad",
+    "Tanaka",
+    "Costa",
+    "Weber",
+    "Rossi",
+    "Iyer",
+    "Petrov",
+    "Lund",
+    "Wei",
+    "Okafor",
+    "Brandt",
+    "Mansour",
+    "Vogel",
+    "Sharma",
+    "Alvarez",
+    "Holm",
+    "Bakr",
+    "Sato",
+    "Moretti",
+    "Kowalski",
+    "Mensah",
+    "Yilmaz",
+    "Aziz",
+    "Strand",
+    "Orlov",
+    "Demir",
+    "Visser",
+    "Khan",
+    "Keller",
+    "Lindqvist",
+    "Farah",
+    "Nowak",
+    "Mori",
+    "Ivanova",
+    "Herrera",
+]
 
 
 def person_names(entity_pool: Sequence[str], rng: random.Random) -> list[str]:
@@ -686,4 +1109,9 @@ def generate(
             out.extend(binding_pairs(names, pool, rng, src))
         else:
             out.extend(nonparallel_binding_pairs(names, pool, rng, src))
-    return [p for p in out if p.premise.strip() and p.hypothesis.strip() and p.premise != p.hypothesis or p.label == ENTAILMENT]
+    return [
+        p
+        for p in out
+        if (p.premise.strip() and p.hypothesis.strip() and p.premise != p.hypothesis)
+        or p.label == ENTAILMENT
+    ]

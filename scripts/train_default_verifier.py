@@ -394,7 +394,7 @@ def train(
                 for b in length_grouped_batches(lens, half, rng):
                     yield [offset + i for i in b]
 
-        for a, b in zip(stream(recipe_len, 0), stream(mix_len, n_recipe)):
+        for a, b in zip(stream(recipe_len, 0), stream(mix_len, n_recipe), strict=False):
             yield a + b
 
     seen, run_loss = 0, 0.0

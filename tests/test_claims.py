@@ -107,7 +107,7 @@ def test_sentence_spans_cover_context_text() -> None:
             "Water boils at 100 °C. Ice melts at 0 °C.",
             ["Water boils at 100 °C.", "Ice melts at 0 °C."],
         ),
-        ("Version 1.2.3. Next came 2.0.", ["Version 1.2.3.", "Next came 2.0."]),
+        ("Install version 1.2.3. Next came 2.0.", ["Install version 1.2.3.", "Next came 2.0."]),
         ("It is 3.5 m. wide", ["It is 3.5 m. wide"]),  # no capital after the stop: one claim
         ("Pi is about 3.14 and rising.", ["Pi is about 3.14 and rising."]),
     ],

@@ -49,7 +49,7 @@ def test_every_chunk_that_contradicts_alone_is_named(keyword_engine: NecessityEn
 def test_joint_contradiction_falls_back_to_leave_one_out(keyword_engine: NecessityEngine) -> None:
     # Neither chunk contradicts alone (each misses a word); together only the number is off,
     # and removing either lifts the contradiction: both are named.
-    eng = keyword_engine.evaluate("Alpha beta 7.", ctx("Alpha 5.", "Beta.", "Gamma."))
+    eng = keyword_engine.evaluate("Alpha is beta 7.", ctx("Alpha 5.", "Beta.", "Gamma."))
     claim = eng.claims[0]
     assert claim.status == "contradicted" and claim.contradicted_by == [0, 1]
 
@@ -58,7 +58,7 @@ def test_contradiction_that_survives_every_removal_names_its_premise() -> None:
     # Two alternative pairs contradict: no chunk alone, and no single removal lifts it.
     engine = NecessityEngine(KeywordOracle(), packer=PremisePacker(top_k=4))
     eng = engine.evaluate(
-        "Alpha beta 7.", ctx("Alpha 5.", "Alpha 6.", "Beta.", "Beta gamma.", "Delta.")
+        "Alpha is beta 7.", ctx("Alpha 5.", "Alpha 6.", "Beta.", "Beta gamma.", "Delta.")
     )
     assert eng.claims[0].status == "contradicted"
     assert eng.claims[0].contradicted_by == [0, 1, 2, 3]

@@ -82,10 +82,10 @@ def test_minimal_sufficient_set_adds_for_robust_claims(keyword_engine: Necessity
 
 def test_minimal_set_drops_additions_made_redundant(keyword_engine: NecessityEngine) -> None:
     contexts = ["alpha beta.", "gamma delta.", "alpha beta gamma delta.", "alpha beta again."]
-    eng = keyword_engine.evaluate("Alpha beta. Gamma delta.", contexts)
+    eng = keyword_engine.evaluate("Alpha is beta. Gamma is delta.", contexts)
     # Each claim has redundant support; the greedy pass keeps a set that supports both.
     kept = eng.minimal_sufficient_set
-    check = keyword_engine.evaluate("Alpha beta. Gamma delta.", [contexts[i] for i in kept])
+    check = keyword_engine.evaluate("Alpha is beta. Gamma is delta.", [contexts[i] for i in kept])
     assert check.counts.supported == 2
     assert len(kept) <= 2
 
@@ -250,13 +250,13 @@ def test_each_request_gets_its_own_time_in_a_shared_batch() -> None:
 def test_repeated_sentences_fill_one_premise_slot() -> None:
     """Near-duplicate chunks must not crowd the evidence out of the top-k premise."""
     contexts = ["Alpha.", "alpha.", "Beta.", "beta. ", "Gamma."]
-    eng = NecessityEngine(KeywordOracle()).evaluate("alpha beta gamma.", contexts)
+    eng = NecessityEngine(KeywordOracle()).evaluate("alpha is beta gamma.", contexts)
     (claim,) = eng.claims
     assert claim.status == "supported"
     assert claim.necessary == [4]  # alpha and beta each have a copy; gamma has none
     for copy in (0, 1):
         rest = [c for i, c in enumerate(contexts) if i != copy]
         assert (
-            NecessityEngine(KeywordOracle()).evaluate("alpha beta gamma.", rest).claims[0].status
+            NecessityEngine(KeywordOracle()).evaluate("alpha is beta gamma.", rest).claims[0].status
             == "supported"
         )

@@ -539,8 +539,8 @@ def test_help_documents_formats_and_exit_codes_and_its_example_runs(tmp_path: Pa
     assert done.returncode == 0, done.stderr
     assert [r["id"] for r in records(out)] == ["q1", "q2", "q3"]
     assert records(out)[1]["contexts"][0]["metadata"] == {"source": "wiki"}
-    readme = (ROOT / "README.md").read_text()
-    assert all(line in readme for line in EXAMPLE_LINES)  # the README shows the same file
+    cli_page = (ROOT / "docs" / "cli.md").read_text()
+    assert all(line in cli_page for line in EXAMPLE_LINES)  # docs/cli.md shows the same file
 
 
 def test_the_summary_line_says_what_was_done(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ def test_round_trip_is_lossless(answer: str, contexts: list[str], question: str 
 
 
 def test_support_matrix_and_uncertainty() -> None:
-    eng = ENGINE.evaluate("alpha beta. gamma.", ["alpha beta.", "gamma.", "zzz."])
+    eng = ENGINE.evaluate("alpha is beta. gamma is.", ["alpha beta.", "gamma.", "zzz."])
     row = eng.claims[0].support_row
     assert row is not None and len(row) == 3
     assert row[0] > row[1] and row[2] == 0.0

@@ -757,3 +757,30 @@ async def test_pruner_at_the_end_of_a_streamed_chain(engine: NecessityEngine) ->
         assert len(chunks) == 1  # the pruner needs the whole answer: one final mapping
         assert chunks[0]["answer"] == answer_for("egret")
         assert chunks[0]["context"] == docs_for("egret")[:2]
+
+
+def test_a_one_word_answer_is_checked_as_the_answer_to_the_question(
+    engine: NecessityEngine,
+) -> None:
+    """A real RAG chain (in-memory vector store, fake chat model answering one word): the
+    user's question reaches the engine, which checks "1889" as its answer."""
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+    from lc_world import make_store
+
+    retriever = make_store().as_retriever(search_kwargs={"k": 2})
+    chain = (
+        {"context": retriever | format_docs, "question": RunnablePassthrough()}
+        | PROMPT
+        | FakeListChatModel(responses=["1889"])
+        | StrOutputParser()
+    )
+    handler = NecessityCallbackHandler(engine, mode="inline")
+    run_id = uuid.uuid4()
+    question = "In what year was the Eiffel Tower completed?"
+    assert chain.invoke(question, config={"callbacks": [handler], "run_id": run_id}) == "1889"
+    eng = handler.result(run_id, timeout=0).eng
+    assert eng is not None and eng.question == question
+    (claim,) = eng.claims
+    assert claim.text == "1889" and claim.hypothesis == "The Eiffel Tower was completed in 1889."
+    assert claim.status == "supported"
+    assert [eng.contexts[i].id for i in claim.necessary] == ["tower-year"]

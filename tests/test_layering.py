@@ -58,7 +58,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             f"ene_core.{name}"
             for name in (
                 "errors",
+                "normalise",
                 "contexts",
+                "short_answers",
                 "claims",
                 "citations",
                 "premise",

@@ -483,7 +483,9 @@ def test_prune_unused_keeps_every_necessary_node(index, keyword_engine) -> None:
     engine = index.as_query_engine(similarity_top_k=4)
     for question in TOPICS:
         response = engine.query(question)
-        pruned = eli.prune_unused(response, engine=keyword_engine, question=question)
+        pruned = eli.prune_unused(
+            response, engine=keyword_engine, question=question, keep="minimal"
+        )
         eng = pruned.metadata["ene"]
         necessary = {eng.contexts[i].id for c in eng.claims for i in c.necessary}
         assert necessary <= set(ids(pruned.source_nodes))
@@ -651,3 +653,34 @@ def test_example_runs_with_the_default_verifier(capsys) -> None:
     out = _example().main([])
     assert out["eng"] is not None and out["eng"].verifier.model == "ene-nli-mini"
     assert "Claims:" in capsys.readouterr().out
+
+
+class OneWordLLM(CustomLLM):
+    """A fake LLM that answers every prompt with one word."""
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(model_name="one-word")
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        return CompletionResponse(text="Paris")
+
+    @llm_completion_callback()
+    def stream_complete(
+        self, prompt: str, formatted: bool = False, **kwargs: Any
+    ) -> CompletionResponseGen:
+        yield CompletionResponse(text="Paris", delta="Paris")
+
+
+def test_a_one_word_answer_is_checked_as_the_answer_to_the_question(index, keyword_engine) -> None:
+    handler = eli.instrument(engine=keyword_engine, mode="inline")
+    question = "Which city is the capital of France?"
+    response = index.as_query_engine(similarity_top_k=4, llm=OneWordLLM()).query(question)
+    assert str(response) == "Paris"
+    eng = handler.result(response, timeout=0).eng
+    assert eng is not None and eng.question == question
+    (claim,) = eng.claims
+    assert claim.text == "Paris" and claim.hypothesis == "Paris is the capital of France."
+    assert claim.status == "supported"
+    assert [eng.contexts[i].text for i in claim.necessary] == [DOCS[0]]

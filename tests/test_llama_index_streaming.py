@@ -298,7 +298,7 @@ def test_necessity_query_engine_streams_and_prunes_when_exhausted(
     index: VectorStoreIndex, engine: NecessityEngine
 ) -> None:
     inner = index.as_query_engine(similarity_top_k=4, streaming=True, llm=SlowLLM())
-    response = eli.NecessityQueryEngine(inner, engine=engine).query(QUESTION)
+    response = eli.NecessityQueryEngine(inner, engine=engine, keep="minimal").query(QUESTION)
     assert isinstance(response, StreamingResponse)
     assert len(response.source_nodes) == 4  # nothing pruned before the answer is complete
     assert list(response.response_gen) == words(ANSWER)
@@ -312,7 +312,7 @@ async def test_necessity_query_engine_streams_async(
     index: VectorStoreIndex, engine: NecessityEngine
 ) -> None:
     inner = index.as_query_engine(similarity_top_k=4, streaming=True, llm=SlowLLM())
-    response = await eli.NecessityQueryEngine(inner, engine=engine).aquery(QUESTION)
+    response = await eli.NecessityQueryEngine(inner, engine=engine, keep="minimal").aquery(QUESTION)
     assert isinstance(response, AsyncStreamingResponse)
     assert "".join([t async for t in response.async_response_gen()]) == ANSWER
     assert len(response.source_nodes) == 2 and response.metadata["ene"].counts.contexts_used == 2
@@ -323,7 +323,7 @@ async def test_necessity_chat_engine_streams(
     index: VectorStoreIndex, engine: NecessityEngine, mode: str
 ) -> None:
     inner = ContextChatEngine.from_defaults(index.as_retriever(similarity_top_k=4), llm=SlowLLM())
-    chat = eli.NecessityChatEngine(inner, engine=engine)
+    chat = eli.NecessityChatEngine(inner, engine=engine, keep="minimal")
     if mode == "sync":
         reply = await asyncio.to_thread(chat.stream_chat, QUESTION)
         assert len(reply.source_nodes) == 4

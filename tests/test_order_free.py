@@ -30,6 +30,14 @@ def permuted_view(eng: EvidenceNecessityGraph, perm: list[int]) -> dict[str, Any
         for key in ("p_entail_without", "support_row"):
             if claim[key] is not None:
                 claim[key] = [claim[key][old] for old in perm]
+        if claim["premise_contexts"] is not None:  # p_entail_alone: one per premise context
+            alone = claim["p_entail_alone"] or [None] * len(claim["premise_contexts"])
+            moved = sorted(
+                (new[i], a) for i, a in zip(claim["premise_contexts"], alone, strict=True)
+            )
+            claim["premise_contexts"] = [i for i, _ in moved]
+            if claim["p_entail_alone"] is not None:
+                claim["p_entail_alone"] = [a for _, a in moved]
     contexts = [data["contexts"][old] for old in perm]
     for j, ctx in enumerate(contexts):
         ctx["index"] = j

@@ -212,6 +212,24 @@ def test_content_capture_opt_in(
     assert claims[2]["ene.claim.text"] == "Berlin has 9 moons."
 
 
+def test_a_short_answer_shows_what_the_verifier_read(
+    keyword_engine: NecessityEngine, provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    dispatcher = NecessityDispatcher(keyword_engine, mode="inline")
+    result = dispatcher.dispatch("req-2", "Paris", CONTEXTS, "Which city is the capital of France?")
+    assert result is not None and result.ok
+    NecessitySpanRecorder(provider)(result)
+    NecessitySpanRecorder(provider, capture_content=True)(result)
+    hidden, shown = [s for s in exporter.get_finished_spans() if s.name == SPAN_NAME]
+    explanation = hidden.attributes["evaluations.0.evaluation.explanation"]
+    assert "read as the answer to the question: claim 1" in explanation
+    (claim,) = [e.attributes for e in hidden.events if e.name == CLAIM_EVENT]
+    assert claim["ene.claim.status"] == "supported" and claim["ene.claim.read_as_answer"] is True
+    assert "ene.claim.hypothesis" not in claim and "capital" not in " ".join(all_strings(hidden))
+    (claim,) = [e.attributes for e in shown.events if e.name == CLAIM_EVENT]
+    assert claim["ene.claim.hypothesis"] == "Paris is the capital of France."
+
+
 # -- placement ---------------------------------------------------------------------------------
 def test_child_of_the_request_span(
     keyword_engine: NecessityEngine, provider: TracerProvider, exporter: InMemorySpanExporter

@@ -24,7 +24,7 @@ ANSWER = "Paris is the capital of France. The tower is 330 metres tall."
 
 def test_prune_keeps_necessary_and_drops_unused(keyword_engine: NecessityEngine) -> None:
     eng = keyword_engine.evaluate(ANSWER, CONTEXTS)
-    result = prune(CONTEXTS, eng)
+    result = prune(CONTEXTS, eng, keep="minimal")
     assert result.kept == CONTEXTS[:2] and result.dropped == [CONTEXTS[2]]
     assert result.tokens_saved == eng.contexts[2].tokens == 3
     necessary = {i for c in eng.claims for i in c.necessary}

@@ -254,3 +254,20 @@ def test_eval_report_with_the_default_verifier(tmp_path: Path) -> None:
     assert not eng.contexts[1].used
     page = html.read_text()
     assert "ene-nli-mini" in page and "Aggregate report" in page
+
+
+def test_tokens_each_keep_policy_would_save(engs) -> None:
+    from ene_core.reports.viewer import render_html
+
+    report = summarize(engs)
+    got = {r.name: (r.numerator, r.denominator) for r in report.pruning}
+    # B: "necessary" keeps only chunk 2 (claim 1 is robust), so it also drops both owl chunks
+    assert got == {"safe": (6, 29), "minimal": (6, 29), "necessary": (10, 29), "cited": (0, 29)}
+    assert report.rate("tokens pruning saves").numerator == got["safe"][0]
+    table = report.to_table()
+    rows = {line.split("  ")[0]: line.split()[-4:] for line in table.splitlines()}
+    assert rows['keep="safe" (default)'] == ["6/29", "20.7%", "[0.0,", "33.3]"]
+    assert rows['keep="necessary"'][0] == "10/29"
+    page = render_html(engs, report=report)
+    assert "tokens pruning would save" in page
+    assert "tokens pruning would save: safe 4 · minimal 4 · necessary 8 · cited 0" in page

@@ -68,6 +68,12 @@ REQUESTS: list[dict[str, Any]] = [
             {"page_content": "Tickets are sold online."},
         ],
     },
+    {  # a one-word answer: checked as the answer to its question
+        "id": "f",
+        "answer": "1889",
+        "contexts": ["The tower was completed in 1889."],
+        "question": "In what year was the tower completed?",
+    },
 ]
 ENGINE_FLAGS = argparse.Namespace(
     oracle="keyword", model=None, threshold=None, batch_size=None, device=None
@@ -361,6 +367,8 @@ def test_the_services_engs_equal_the_local_engines(
 
     assert verdicts(asyncio.run(concurrently())) == expected
     assert all(type(e) is EvidenceNecessityGraph for e in one)
+    short = one[-1].claims[0]
+    assert short.status == "supported" and short.hypothesis == "The tower was completed in 1889."
 
 
 def test_ene_eval_remote_writes_what_the_local_path_writes(
@@ -499,6 +507,36 @@ def test_limits_and_malformed_requests_get_typed_4xx(
     assert reply.status_code == 400 and reply.json()["error"]["message"].startswith("request 1:")
     assert httpx.get(url + "/healthz").status_code == 200  # none of it took the replica down
     assert remote.evaluate("Paris is in France.", ["Paris is in France."]).counts.supported == 1
+
+
+def test_odd_bodies_get_a_4xx_and_odd_text_a_warning(
+    service: tuple[str, Any], remote: RemoteEngine, local: NecessityEngine
+) -> None:
+    url = service[0]
+    for body, message in [
+        (b"[" * 30_000, "the body is nested more than 64 levels deep"),  # was a 500
+        (b'{"id": 1e400, "answer": "a", "contexts": []}', "a string or a finite number, got inf"),
+        (b'{"answer": "a", "contexts": {"doc1": "text"}}', "list(d.values())"),
+    ]:
+        reply = raw(url, body)
+        assert reply.status_code == 400, reply.text
+        assert message in reply.json()["error"]["message"]
+    reply = raw(
+        url, rb'{"answer": "Paris is in France. \ud800", "contexts": ["Paris is in France."]}'
+    )
+    assert reply.status_code == 200 and "U+FFFD" in reply.json()["warnings"][0]
+    # the client normalises what it sends, and its ENG says so as the local engine's does
+    odd = [
+        {
+            "id": "o",
+            "answer": "Paris is in France.\x00 \ud800",
+            "contexts": ["Paris\x00 is in France."],
+        }
+    ]
+    assert verdicts(remote.evaluate_many(odd)) == verdicts(local.evaluate_many(odd))
+    outcomes = remote.evaluate_many([*odd, {"answer": 5}], return_exceptions=True)
+    assert isinstance(outcomes[0], EvidenceNecessityGraph)
+    assert isinstance(outcomes[1], InvalidInputError)
 
 
 def test_stopping_the_service_mid_run_gives_typed_errors_and_loses_nothing(

@@ -388,3 +388,27 @@ async def test_guard_on_an_async_token_stream(keyword_engine: NecessityEngine) -
         (3, "unsupported"),
     ]
     assert shown.endswith("blue. [unsupported]")  # the last verdict came with the ENG at the end
+
+
+def test_a_short_answer_streams_read_with_its_question(keyword_engine: NecessityEngine) -> None:
+    question = "What is the capital of France?"
+    answer = "Paris.\nThe tower is 330 metres tall. Bananas are yellow."
+    stream = keyword_engine.stream(CONTEXTS, question, id="short")
+    seen, eng = drain(stream, [w + " " for w in answer.split(" ")])
+    reference = keyword_engine.evaluate(answer + " ", CONTEXTS, question, id="short")
+    assert eng.verdicts() == reference.verdicts()
+    final = [c for c in reference.claims if c.checkable]
+    assert final[0].hypothesis is not None  # the fragment was checked as the answer
+    assert [c.index for c in seen] == [c.index for c in final]
+    assert all(same_verdict(a, b) for a, b in zip(seen, final, strict=True))
+
+
+def test_the_stream_reads_the_text_normalised_as_evaluate_does(
+    keyword_engine: NecessityEngine,
+) -> None:
+    answer = "Paris is the capital\x00 of France. The tower is 330 metres tall."
+    stream = keyword_engine.stream(CONTEXTS, id="odd")
+    seen, eng = drain(stream, list(answer))
+    assert eng.verdicts() == keyword_engine.evaluate(answer, CONTEXTS, id="odd").verdicts()
+    assert stream.text == answer.replace("\x00", "") and stream.revised == []
+    assert [c.status for c in seen] == ["supported", "supported"]

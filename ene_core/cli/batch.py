@@ -53,15 +53,19 @@ def evaluate_items(engine: Engine, items: Sequence[Item]) -> list[Outcome]:
             outcomes.append(Outcome("blank") if item.blank else Outcome("bad", item.problem or ""))
             continue
         result = next(results)
-        if isinstance(result, BaseException):
-            message = f"{type(result).__name__}: {result}"
+        try:
+            if isinstance(result, BaseException):
+                raise result
+            text = result.to_json()
+        except Exception as exc:  # one line fails alone; the run and its other lines go on
+            message = f"{type(exc).__name__}: {exc}"
             outcomes.append(Outcome("failed", message, item.request.id))
-        else:
-            c = result.counts
-            tally = (c.checkable_claims, c.unsupported, c.contradicted)
-            recall, precision = result.citation_recall, result.citation_precision
-            cites = None if recall is None or precision is None else (recall, precision)
-            outcomes.append(Outcome("ok", result.to_json(), item.request.id, tally, cites))
+            continue
+        c = result.counts
+        tally = (c.checkable_claims, c.unsupported, c.contradicted)
+        recall, precision = result.citation_recall, result.citation_precision
+        cites = None if recall is None or precision is None else (recall, precision)
+        outcomes.append(Outcome("ok", text, item.request.id, tally, cites))
     return outcomes
 
 

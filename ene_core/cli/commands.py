@@ -409,6 +409,8 @@ def render(eng: EvidenceNecessityGraph) -> str:
             f"  {number} {claim.classification:<12} {prob}={value:.2f}  "
             f"{edge:<5} {where:<10} {claim.text}"
         )
+        if claim.hypothesis is not None:  # a short answer, checked as the question's answer
+            lines.append(f"  {' ' * len(number)} read as: {claim.hypothesis}")
     for ctx in eng.contexts:
         mark = "used" if ctx.used else "UNUSED"
         preview = ctx.text[:70].replace("\n", " ")

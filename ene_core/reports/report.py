@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import ENGFormatError
 from ..graph import EvidenceNecessityGraph
+from ..pruning import DEFAULT_KEEP, KEEP_POLICIES, tokens_saved_by_policy
 
 CLAIM_CLASSES = ("unsupported", "contradicted", "fragile", "joint", "robust")
 MAX_GROUPS = 20  # a metadata field with more distinct values is an id, not a breakdown
@@ -110,6 +111,7 @@ class Report:
     resamples: int
     warnings: list[str] = field(default_factory=list)
     citations: list[Mean] = field(default_factory=list)  # empty when no answer has markers
+    pruning: list[Rate] = field(default_factory=list)  # tokens each keep policy would save
 
     def rate(self, name: str) -> Rate:
         return next(r for r in self.rates if r.name == name)
@@ -126,32 +128,40 @@ def read_results(path: str | Path) -> tuple[list[EvidenceNecessityGraph], int]:
     """The ENGs of an ``ene eval`` output and how many lines record a failure.
 
     Accepts ENG JSONL (error records ``{"error": ...}`` are counted, not parsed) or one ENG
-    JSON document (as written by ``ene evaluate --json``).
+    JSON document (as written by ``ene evaluate --json``). Lines end at ``\n`` only: text may
+    hold U+2028 and the other characters ``str.splitlines`` would also cut at.
     """
-    text = Path(path).read_text(encoding="utf-8")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ENGFormatError(f"{path} is not UTF-8 text (at byte {exc.start + 1})") from None
     stripped = text.strip()
     if stripped.startswith("{") and "\n" in stripped:
         try:
-            return [EvidenceNecessityGraph.from_dict(json.loads(stripped))], 0
-        except (json.JSONDecodeError, ENGFormatError):
+            return [EvidenceNecessityGraph.from_json(stripped)], 0
+        except ENGFormatError:
             pass  # JSONL: one object per line
     engs: list[EvidenceNecessityGraph] = []
     failed = 0
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ENGFormatError(f"{path}: line {number} is not JSON: {exc}") from None
-        if isinstance(data, dict) and "error" in data and "schema_version" not in data:
-            failed += 1
-            continue
-        try:
-            engs.append(EvidenceNecessityGraph.from_dict(data))
+            engs.append(EvidenceNecessityGraph.from_json(line))
         except ENGFormatError as exc:
-            raise ENGFormatError(f"{path}: line {number}: {exc}") from None
+            if not _error_record(line):
+                raise ENGFormatError(f"{path}: line {number}: {exc}") from None
+            failed += 1
     return engs, failed
+
+
+def _error_record(line: str) -> bool:
+    """An ``ene eval --on-error record`` line: ``{"line", "error"}``, no ENG."""
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and "error" in data and "schema_version" not in data
 
 
 # -- statistics ---------------------------------------------------------------------------------
@@ -277,8 +287,9 @@ def summarize(
 ) -> Report:
     """Aggregate statistics over ``engs`` (``failed``: requests that produced no graph).
 
-    "tokens pruning saves" follows :func:`ene_core.pruning.prune` with ``keep="minimal"``:
-    a request with no supported claim keeps everything, so it saves nothing.
+    "tokens pruning saves" follows :func:`ene_core.pruning.prune` with its default policy
+    (``"safe"``); ``pruning`` has one rate per keep policy. A request with no supported claim
+    keeps everything, so it saves nothing.
     """
     claim_metrics = {c: _Metric(c) for c in CLAIM_CLASSES}
     citation_metrics = {n: _Metric(n) for n in ("citation recall", "citation precision")}
@@ -286,6 +297,7 @@ def summarize(
         name: _Metric(name)
         for name in ("chunks unused", "chunks necessary", "tokens pruning saves")
     }
+    policy_metrics = {p: _Metric(p) for p in KEEP_POLICIES}
     by_rank: dict[str, _Metric] = {}
     fields: dict[str, dict[str, _Metric]] = {}
     group_info: dict[tuple[str, str], list[Any]] = {}  # [chunks, requests set, necessary, tokens]
@@ -305,11 +317,13 @@ def summarize(
                 need = len(claim.necessary)
                 necessary_per_claim["4+" if need >= 4 else str(need)] += 1
         tokens = sum(c.tokens for c in eng.contexts)
-        saved = eng.counts.tokens_saved if eng.counts.supported else 0
+        saved = tokens_saved_by_policy(eng)
+        for policy, metric in policy_metrics.items():
+            metric.add(r, saved[policy], tokens)
         chunk_metrics["chunks unused"].add(r, eng.counts.contexts_unused, len(eng.contexts))
         necessary = sum(bool(c.necessary_for) for c in eng.contexts)
         chunk_metrics["chunks necessary"].add(r, necessary, len(eng.contexts))
-        chunk_metrics["tokens pruning saves"].add(r, saved, tokens)
+        chunk_metrics["tokens pruning saves"].add(r, saved[DEFAULT_KEEP], tokens)
         for ctx in eng.contexts:
             bucket = _rank_bucket(ctx.index)
             by_rank.setdefault(bucket, _Metric(bucket)).add(r, int(not ctx.used), 1)
@@ -341,6 +355,7 @@ def summarize(
         *cited,
         *claim_metrics.values(),
         *chunk_metrics.values(),
+        *policy_metrics.values(),
         *(by_rank[b] for b in rank_order),
         *(m for groups in kept_fields.values() for m in groups.values()),
     ]
@@ -373,6 +388,7 @@ def summarize(
         resamples=resamples,
         warnings=warnings,
         citations=[_mean(m, intervals[m.name]) for m in cited],
+        pruning=[m.rate(intervals[m.name]) for m in policy_metrics.values()],
     )
 
 
@@ -436,8 +452,18 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
     return ["", line(cells[0]), line(["-" * w for w in widths]), *(line(r) for r in cells[1:])]
 
 
-def _rate_row(rate: Rate) -> tuple[str, ...]:
-    return (rate.name, f"{rate.numerator}/{rate.denominator}", percent(rate.value), interval(rate))
+def _rate_row(rate: Rate, name: str | None = None) -> tuple[str, ...]:
+    return (
+        rate.name if name is None else name,
+        f"{rate.numerator}/{rate.denominator}",
+        percent(rate.value),
+        interval(rate),
+    )
+
+
+def policy_label(policy: str) -> str:
+    """``keep="safe"`` (default) and the like: a keep policy as the reports name it."""
+    return f'keep="{policy}"' + (" (default)" if policy == DEFAULT_KEEP else "")
 
 
 def _mean_row(mean: Mean) -> tuple[str, ...]:
@@ -497,6 +523,9 @@ def render_table(report: Report) -> str:
     if report.citations:
         cites = ("citations (ALCE, mean per answer)", "answers", "value", "95% CI")
         out += _table(cites, map(_mean_row, report.citations))
+    if report.pruning:
+        saving = ("tokens pruning would save", "tokens", "value", "95% CI")
+        out += _table(saving, (_rate_row(r, policy_label(r.name)) for r in report.pruning))
     if report.by_rank:
         out += _table(
             ("unused by rank", "count", "value", "95% CI"), map(_rate_row, report.by_rank)

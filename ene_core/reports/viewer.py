@@ -11,11 +11,22 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..graph import SOURCE_KEY, Claim, ContextNode, EvidenceNecessityGraph
-from .report import REQUEST_COLUMNS, Group, Mean, Rate, Report, RequestRow, interval, percent
+from ..pruning import tokens_saved_by_policy
+from .report import (
+    REQUEST_COLUMNS,
+    Group,
+    Mean,
+    Rate,
+    Report,
+    RequestRow,
+    interval,
+    percent,
+    policy_label,
+)
 
 COLORS = {
     "supported": "#2e7d32",
@@ -165,13 +176,14 @@ def _chunk_state(ctx: ContextNode) -> str:
 def _claim_title(claim: Claim) -> str:
     if not claim.checkable:
         return f"claim {claim.index + 1}: {claim.kind}, not checked"
+    read = "" if claim.hypothesis is None else f"; read as: {claim.hypothesis}"
     if claim.status == "contradicted":
         by = ", ".join(f"#{i + 1}" for i in claim.contradicted_by) or "-"
         p = f"{claim.p_contra:.2f}" if claim.p_contra is not None else "-"
-        return f"claim {claim.index + 1}: contradicted, p(contra)={p}, by {by}"
+        return f"claim {claim.index + 1}: contradicted, p(contra)={p}, by {by}{read}"
     need = ", ".join(f"#{i + 1}" for i in claim.necessary) or "no single chunk"
     p = f"{claim.p_entail:.2f}" if claim.p_entail is not None else "-"
-    return f"claim {claim.index + 1}: {claim.classification}, p(entail)={p}, needs {need}"
+    return f"claim {claim.index + 1}: {claim.classification}, p(entail)={p}, needs {need}{read}"
 
 
 def _edge_title(claim: Claim, chunk: int) -> str:
@@ -349,10 +361,15 @@ def _verdicts(eng: EvidenceNecessityGraph) -> str:
         else:
             what = "no chunk supports it"
         status = esc(claim.status)
+        read = (
+            ""
+            if claim.hypothesis is None
+            else f' <span class="read">read as: <q>{esc(claim.hypothesis)}</q></span>'
+        )
         rows.append(
             f'<li data-key="{_ckey(claim.index)}" data-links="{_claim_links(claim)}">'
             f'<span class="badge {status}">{claim.index + 1}</span> '
-            f'<span class="st">{status}</span> <span class="mute">{esc(what)}</span></li>'
+            f'<span class="st">{status}</span> <span class="mute">{esc(what)}</span>{read}</li>'
         )
     return f'<ol class="verdicts">{"".join(rows)}</ol>' if rows else ""
 
@@ -425,6 +442,8 @@ def _chips(eng: EvidenceNecessityGraph) -> str:
         f"{c.contexts_used}/{c.contexts} chunks used · {c.tokens_saved} tokens unused · "
         f'<span title="{esc(MS_TITLE)}">{eng.stats.request_ms:.0f} ms</span></span>'
     )
+    saved = " · ".join(f"{p} {n}" for p, n in tokens_saved_by_policy(eng).items())
+    out.append(f'<span class="mute">· tokens pruning would save: {esc(saved)}</span>')
     return '<div class="chips">' + "".join(out) + "</div>"
 
 
@@ -549,11 +568,23 @@ def bar_chart(
     return "".join(out)
 
 
-def _rate_rows(rates: Sequence[Rate]) -> str:
+def _rate_rows(rates: Sequence[Rate], label: Callable[[str], str] = str) -> str:
     return "".join(
-        f"<tr><td>{esc(r.name)}</td><td>{r.numerator}/{r.denominator}</td>"
+        f"<tr><td>{esc(label(r.name))}</td><td>{r.numerator}/{r.denominator}</td>"
         f"<td>{esc(percent(r.value))}</td><td>{esc(interval(r))}</td><td>{rate_bar(r)}</td></tr>"
         for r in rates
+    )
+
+
+def _pruning_rows(rates: Sequence[Rate]) -> str:
+    """The tokens each keep policy would save over the run."""
+    if not rates:
+        return ""
+    return (
+        '<h3 style="margin-top:12px">tokens pruning would save</h3><table>'
+        "<tr><th>policy</th><th>tokens</th><th>value</th><th>95% CI</th><th></th></tr>"
+        + _rate_rows(rates, policy_label)
+        + "</table>"
     )
 
 
@@ -626,6 +657,7 @@ def render_report(report: Report, anchors: set[int] | None = None) -> str:
         + _rate_rows(report.rates)
         + "</table>"
         + _citation_rows(report.citations)
+        + _pruning_rows(report.pruning)
         + "</div>"
         + "".join(plots)
         + "</div>"

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import errors
-from ..assembly import _jsonable
 from ..batcher import Overflow
 from ..engine import Request
 from ..errors import (
@@ -42,6 +41,7 @@ from ..errors import (
     ServiceUnavailableError,
 )
 from ..graph import EvidenceNecessityGraph
+from ..request import build_all, run_built
 
 TOKEN_ENV = "ENE_SERVE_TOKEN"
 RETRY_STATUS = frozenset({429, 502, 503, 504})
@@ -175,18 +175,8 @@ class RemoteEngine:
         place of a graph instead of raising.
         """
         self._check_open()
-        items = [Request.from_mapping(r) for r in requests]
-        chunks = [items[i : i + self.batch_size] for i in range(0, len(items), self.batch_size)]
-        try:
-            futures = [self._pool.submit(self._evaluate_list, chunk) for chunk in chunks]
-        except RuntimeError:  # closed meanwhile
-            raise EngineClosedError("the remote engine is closed") from None
-        outcomes: list[Any] = []
-        for chunk, future in zip(chunks, futures, strict=True):
-            try:
-                outcomes.extend(future.result())
-            except Exception as exc:
-                outcomes.extend([exc] * len(chunk))
+        built = build_all(requests, keep_errors=return_exceptions)
+        outcomes = run_built(built, self._evaluate_chunks)
         if not return_exceptions:
             for outcome in outcomes:
                 if isinstance(outcome, BaseException):
@@ -297,9 +287,24 @@ class RemoteEngine:
             self._pending -= 1
         self._slots.release()
 
+    def _evaluate_chunks(self, items: Sequence[Request]) -> list[Any]:
+        """``batch_size`` requests per call, calls in parallel; a failed call fails its chunk."""
+        chunks = [items[i : i + self.batch_size] for i in range(0, len(items), self.batch_size)]
+        try:
+            futures = [self._pool.submit(self._evaluate_list, chunk) for chunk in chunks]
+        except RuntimeError:  # closed meanwhile
+            raise EngineClosedError("the remote engine is closed") from None
+        outcomes: list[Any] = []
+        for chunk, future in zip(chunks, futures, strict=True):
+            try:
+                outcomes.extend(future.result())
+            except Exception as exc:
+                outcomes.extend([exc] * len(chunk))
+        return outcomes
+
     def _evaluate_one(self, request: Request) -> EvidenceNecessityGraph:
         data = self._call("POST", "/v1/evaluate", _payload(request))
-        return EvidenceNecessityGraph.from_dict(data)
+        return _with_warnings(EvidenceNecessityGraph.from_dict(data), request)
 
     def _evaluate_list(self, requests: Sequence[Request]) -> list[Any]:
         self._check_open()
@@ -307,14 +312,16 @@ class RemoteEngine:
         if not isinstance(data, list) or len(data) != len(requests):
             raise ServiceError(f"{self.url} answered {len(requests)} requests with no list of them")
         outcomes: list[Any] = []
-        for item in data:
+        for request, item in zip(requests, data, strict=True):
             if isinstance(item, dict) and isinstance(item.get("error"), dict):
                 outcomes.append(_error_from(item["error"], 200))
             else:
                 try:
-                    outcomes.append(EvidenceNecessityGraph.from_dict(item))
+                    eng = EvidenceNecessityGraph.from_dict(item)
                 except EneError as exc:
                     outcomes.append(exc)
+                else:
+                    outcomes.append(_with_warnings(eng, request))
         return outcomes
 
     def _call(self, method: str, path: str, payload: Any = None) -> Any:
@@ -357,12 +364,18 @@ def _payload(request: Request) -> dict[str, Any]:
     return {
         "answer": request.answer,
         "contexts": [
-            {"text": c.text, "id": c.id, "metadata": _jsonable(c.metadata)}
-            for c in request.contexts
+            {"text": c.text, "id": c.id, "metadata": c.metadata} for c in request.contexts
         ],
         "question": request.question,
         "id": request.id,
     }
+
+
+def _with_warnings(eng: EvidenceNecessityGraph, request: Request) -> EvidenceNecessityGraph:
+    """The service's ENG with what this side's normalisation changed, as a local one has it."""
+    if not request.warnings:
+        return eng
+    return eng.model_copy(update={"warnings": [*request.warnings, *eng.warnings]})
 
 
 def _decode(response: Any, where: str) -> Any:

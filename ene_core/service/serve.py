@@ -10,9 +10,10 @@ run off the replica's event loop. The HTTP JSON API:
 - ``GET /v1/info``: the verifier (model, revision, thresholds), schema version and limits.
 
 Errors are ``{"error": {"type", "message", "limit"?}}``: 400 for malformed JSON or fields (the
-CLI's typed messages), 401 for a missing or wrong bearer token, 413 for a request over a limit
-(``limit`` names it), 500 when the evaluation failed. Nothing a request does takes a replica
-down. Ray and Ray Serve are imported only when the service is built (``pip install 'ene[ray]'``).
+CLI's typed messages; JSON nested more than 64 levels deep too), 401 for a missing or wrong
+bearer token, 413 for a request over a limit (``limit`` names it), 500 when the evaluation
+failed. Nothing a request does takes a replica down. Ray and Ray Serve are imported only when
+the service is built (``pip install 'ene[ray]'``).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import Any
 from ..engine import NecessityEngine, Request
 from ..errors import EneError, InvalidInputError, LimitExceededError
 from ..graph import SCHEMA_VERSION
-from ..request import request_from_item
+from ..request import load_json, request_from_item
 
 TOKEN_ENV = "ENE_SERVE_TOKEN"
 logger = logging.getLogger("ene")
@@ -145,10 +146,7 @@ class Service:
 
     def parse(self, body: bytes) -> tuple[list[Request], bool]:
         """The body as requests and whether it was a single object; raises typed errors."""
-        try:
-            data = json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InvalidInputError(f"the body is not JSON: {exc}") from None
+        data = load_json(body, what="the body")
         single = not isinstance(data, list)
         items = [data] if single else data
         if len(items) > self.limits.max_requests:

@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from ene_core import Engine, EvidenceNecessityGraph, default_engine, prune
-from ene_core.pruning import KEEP_POLICIES, KeepPolicy
+from ene_core.pruning import DEFAULT_KEEP, KEEP_POLICIES, KeepPolicy
 from ene_core.runs import normalise
 
 from .translate import _artifact_documents, _is_document, _text
@@ -26,9 +26,10 @@ class NecessityPruner(Runnable[Mapping[str, Any], dict[str, Any]]):
 
     *Sources mode* (the input has ``answer_key``): a mapping with the answer, the documents
     (``context_key``) and, optionally, the question. Output: the same mapping with the documents
-    reduced to the ENG's minimal sufficient set (``keep="necessary"``: only those some claim
-    needs alone; ``keep="cited"``: the answer's ``[n]`` sources minus padding citations), plus
-    ``evidence`` (the ENG) and ``tokens_before``/``tokens_after``::
+    reduced by the ``keep`` policy (default ``"safe"``: the ENG's minimal sufficient set plus the
+    documents that contradict a claim or back an uncertain verdict; ``"minimal"``, ``"necessary"``,
+    ``"cited"``: see :mod:`ene_core.pruning`), plus ``evidence`` (the ENG) and
+    ``tokens_before``/``tokens_after``::
 
         RunnableParallel({"context": retriever, "question": RunnablePassthrough()})
             .assign(answer=rag_chain).pipe(NecessityPruner())
@@ -55,7 +56,7 @@ class NecessityPruner(Runnable[Mapping[str, Any], dict[str, Any]]):
         question_key: str = "question",
         evidence_key: str = "evidence",
         messages_key: str = "messages",
-        keep: KeepPolicy = "minimal",
+        keep: KeepPolicy = DEFAULT_KEEP,
         timeout_s: float = 30.0,
     ) -> None:
         self._engine = engine
@@ -205,7 +206,7 @@ def _doc_key(doc: Any) -> str:
 def pruning_middleware(
     engine: Engine | None = None,
     *,
-    keep: KeepPolicy = "minimal",
+    keep: KeepPolicy = DEFAULT_KEEP,
     timeout_s: float = 30.0,
 ) -> Any:
     """An agent middleware for ``create_agent(..., middleware=[pruning_middleware()])``: after

@@ -25,7 +25,7 @@ from llama_index.core.chat_engine.types import (
 from llama_index.core.schema import QueryBundle
 
 from ene_core import Engine
-from ene_core.pruning import KeepPolicy
+from ene_core.pruning import DEFAULT_KEEP, KeepPolicy
 
 from .install import installed_handler
 from .pruning import _Answered, aprune_unused, prune_unused
@@ -177,10 +177,10 @@ class NecessityQueryEngine(_Pruning, BaseQueryEngine):
 
     ``NecessityQueryEngine(index.as_query_engine(), prune=True)`` is a drop-in query engine:
     ``query`` / ``aquery`` return a copy of the inner engine's response with ``source_nodes``
-    reduced to the minimal sufficient set (see :func:`prune_unused`). A streaming inner engine
-    is answered with a streaming response again: its tokens pass through unchanged as they
-    come, and ``source_nodes`` and ``metadata`` (``ene``, ``ene_pruning``) become the pruned
-    ones once the stream is read to the end (pruning needs the whole answer). With
+    reduced by the ``keep`` policy (default ``"safe"``, see :func:`prune_unused`). A streaming
+    inner engine is answered with a streaming response again: its tokens pass through unchanged
+    as they come, and ``source_nodes`` and ``metadata`` (``ene``, ``ene_pruning``) become the
+    pruned ones once the stream is read to the end (pruning needs the whole answer). With
     ``prune=False`` nothing is dropped; the graph is still attached to the copy. This runs
     on the request path by design; failures keep every node. A chat engine passed here answers
     each query with ``chat`` / ``achat`` (as a ``Response``); :class:`NecessityChatEngine` keeps
@@ -193,7 +193,7 @@ class NecessityQueryEngine(_Pruning, BaseQueryEngine):
         *,
         prune: bool = True,
         engine: Engine | None = None,
-        keep: KeepPolicy = "minimal",
+        keep: KeepPolicy = DEFAULT_KEEP,
         timeout: float = 30.0,
     ) -> None:
         super().__init__(callback_manager=getattr(query_engine, "callback_manager", None))
@@ -251,7 +251,7 @@ class NecessityChatEngine(_Pruning, BaseChatEngine):
         *,
         prune: bool = True,
         engine: Engine | None = None,
-        keep: KeepPolicy = "minimal",
+        keep: KeepPolicy = DEFAULT_KEEP,
         timeout: float = 30.0,
     ) -> None:
         self.chat_engine = chat_engine

@@ -19,7 +19,7 @@ from llama_index.core.chat_engine.types import AgentChatResponse, StreamingAgent
 from llama_index.core.schema import NodeWithScore
 
 from ene_core import Engine, EvidenceNecessityGraph, InvalidInputError, default_engine, prune
-from ene_core.pruning import KeepPolicy
+from ene_core.pruning import DEFAULT_KEEP, KeepPolicy, PruneResult
 
 from .handler import NecessityHandler
 from .install import installed_handler
@@ -96,7 +96,7 @@ def prune_unused(
     response: Any,
     *,
     engine: Engine | None = None,
-    keep: KeepPolicy = "minimal",
+    keep: KeepPolicy = DEFAULT_KEEP,
     question: str | None = None,
     timeout: float = 30.0,
 ) -> Any:
@@ -104,13 +104,15 @@ def prune_unused(
 
     Takes a ``Response``, an ``AgentChatResponse``, or a consumed ``StreamingResponse`` /
     ``StreamingAgentChatResponse`` (their copies are a ``Response`` / ``AgentChatResponse``).
-    The original is never modified. Keeps the ENG's minimal sufficient set (``keep="necessary"``:
-    only nodes some claim needs on its own), in order. The copy's ``metadata["ene"]`` holds the
-    graph and ``metadata["ene_pruning"]`` the kept/dropped node ids, ``tokens_saved`` and the
-    reason. The graph is reused from the installed handler when it covers the same nodes, else
-    evaluated with ``engine`` (default: the shared engine). Fail-safe: if evaluation fails
-    nothing is pruned and the reason says why. For ``AsyncStreamingResponse`` use
-    :func:`aprune_unused`.
+    The original is never modified. Keeps the nodes the ``keep`` policy keeps, in order (default
+    ``"safe"``: the ENG's minimal sufficient set plus the nodes that contradict a claim or back an
+    uncertain verdict; ``"minimal"``, ``"necessary"``, ``"cited"``: see :mod:`ene_core.pruning`).
+    The copy's ``metadata["ene"]`` holds the graph and ``metadata["ene_pruning"]`` the kept and
+    dropped node ids, ``tokens_saved``, the reason, the ``policy`` and ``why`` each kept node was
+    kept (node id -> reasons). The graph is reused from the installed handler when it covers
+    the same nodes, else evaluated with ``engine`` (default: the shared engine). Fail-safe: if
+    evaluation fails nothing is pruned and the reason says why. For ``AsyncStreamingResponse``
+    use :func:`aprune_unused`.
 
     An ``AgentOutput`` (what ``await agent.run(...)`` returns) is pruned through its tool calls:
     the answer's graph says which tool outputs it needed; a needed output's raw ``Response`` (a
@@ -136,7 +138,7 @@ async def aprune_unused(
     response: Any,
     *,
     engine: Engine | None = None,
-    keep: KeepPolicy = "minimal",
+    keep: KeepPolicy = DEFAULT_KEEP,
     question: str | None = None,
     timeout: float = 30.0,
 ) -> Any:
@@ -169,13 +171,24 @@ def _pruned(
 ) -> Any:
     outcome = prune(view.nodes, eng, keep=keep)
     metadata = _metadata(view.original, eng, pending)
-    metadata["ene_pruning"] = {
-        "kept": [n.node.node_id for n in outcome.kept],
-        "dropped": [n.node.node_id for n in outcome.dropped],
+    ids = [n.node.node_id for n in view.nodes]
+    metadata["ene_pruning"] = _info(outcome, ids, error)
+    return view.copy(list(outcome.kept), metadata)
+
+
+def _info(outcome: PruneResult[Any], ids: list[str], error: str | None) -> dict[str, Any]:
+    """``metadata["ene_pruning"]``: what was kept and dropped (by id), and why."""
+    return {
+        "kept": [ids[i] for i in outcome.kept_indices],
+        "dropped": [ids[i] for i in outcome.dropped_indices],
         "tokens_saved": outcome.tokens_saved,
         "reason": outcome.reason if error is None else f"{outcome.reason} ({error})",
+        "policy": outcome.policy,
+        "why": {
+            ids[i]: [str(r) for r in reasons]
+            for i, reasons in zip(outcome.kept_indices, outcome.why, strict=True)
+        },
     }
-    return view.copy(list(outcome.kept), metadata)
 
 
 def _metadata(
@@ -306,6 +319,7 @@ class _AgentView:
         order = [at[c.id] for c in eng.contexts] if eng is not None else list(range(len(ids)))
         outcome = prune(order, eng, keep=keep)
         needed = set(outcome.kept)
+        info = _info(outcome, [ids[i] for i in order], error)
         calls: list[Any] = []
         sources: dict[str, Any] = {}
         for i, result in enumerate(self.results):
@@ -320,10 +334,9 @@ class _AgentView:
             calls.append(_event_copy(result, tool_output=output))
         metadata = _metadata(self.original, eng, pending)
         metadata["ene_pruning"] = {
+            **info,
             "kept": [ids[i] for i in sorted(needed)],
             "dropped": [ids[i] for i in sorted(outcome.dropped)],
-            "tokens_saved": outcome.tokens_saved,
-            "reason": outcome.reason if error is None else f"{outcome.reason} ({error})",
             "sources": sources,
         }
         copy = _event_copy(self.original, tool_calls=calls)
@@ -351,6 +364,8 @@ def _drop_sources(original: Any, pruned: Any) -> Any:
         "dropped": [n.node.node_id for n in nodes],
         "tokens_saved": tokens,
         "reason": "the agent's answer did not need this tool output",
+        "policy": pruned.metadata.get("ene_pruning", {}).get("policy"),
+        "why": {},
     }
     return dataclasses.replace(
         pruned, source_nodes=[], metadata={**pruned.metadata, "ene_pruning": info}

@@ -1,0 +1,455 @@
+"""Short answers, read as the answer to their question.
+
+An answer segment that is not a statement on its own (a name, a number, a date, a noun phrase,
+"in 1931", a list of names, "yes" / "no", "Yes, it was built in 1931.") says something only
+together with the question it answers. :func:`is_fragment` decides which segments those are, by
+a deterministic rule (no model); the verifier then reads a hypothesis built from the question
+and the answer (:func:`answer_hypothesis`):
+
+1. a declarative claim, where a rule can write one (:func:`question_to_claim`):
+   "Which magazine was started first, A or B?" + "A" -> "A was started first.";
+   "Was the bridge built in 1931?" + "no" -> "The bridge was not built in 1931.";
+2. otherwise the question-answer form (:func:`qa_hypothesis`):
+   "In what city is the head office? Delhi."
+
+The verifier is trained on exactly these two forms (``scripts/synth_v3.py`` builds its
+question-form pairs with these functions): change them together with its training data.
+This module needs only the standard library, so the data scripts can import it.
+"""
+
+from __future__ import annotations
+
+import re
+
+# -- tidying ------------------------------------------------------------------------------------
+
+
+def tidy_sentence(text: str) -> str:
+    """Whitespace collapsed, stray separators trimmed, a capital first and a full stop last."""
+    text = re.sub(r"\s+", " ", text).strip(" ,;:")
+    if text and text[0].islower():
+        text = text[0].upper() + text[1:]
+    if text and text[-1] not in ".!?\"'":
+        text += "."
+    return text
+
+
+def qa_hypothesis(question: str, answer: str) -> str:
+    """The question-answer form: the question (ending in "?"), a space, the answer and a full
+    stop; whitespace collapsed. ``("In what city is it", "Delhi.")`` -> ``"In what city is it?
+    Delhi."``."""
+    q = re.sub(r"\s+", " ", question).strip()
+    if not q.endswith("?"):
+        q = q.rstrip(" .") + "?"
+    a = re.sub(r"\s+", " ", answer).strip().rstrip(" .")
+    return f"{q} {a}."
+
+
+def answer_hypothesis(question: str, answer: str) -> str:
+    """What the verifier reads for a short ``answer`` to ``question``: the declarative claim
+    when a rule can write one, else the question-answer form."""
+    return question_to_claim(question, answer) or qa_hypothesis(question, answer)
+
+
+def usable_question(question: str | None) -> str | None:
+    """The question with whitespace collapsed, or ``None`` when there is none to read a short
+    answer against (absent, empty, or no word in it)."""
+    if question is None:
+        return None
+    q = re.sub(r"\s+", " ", question).strip()
+    return q if _WORD.search(q) else None
+
+
+# -- which segments read the question -----------------------------------------------------------
+
+_WORD = re.compile(r"\w", re.UNICODE)
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_YES = re.compile(r"^\W*yes\b", re.IGNORECASE)
+_NO = re.compile(r"^\W*no\b(?=\s*(?:[^\w\s]|$))", re.IGNORECASE)  # "No." / "No, it was not."
+#: Longest fragment, in words: a longer segment is taken for a statement.
+MAX_FRAGMENT_WORDS = 12
+
+_AUXILIARIES = _words(
+    "is are was were be been being am isn't aren't wasn't weren't has have had hasn't haven't "
+    "hadn't do does did don't doesn't didn't can could will would shall should may might must "
+    "can't couldn't won't wouldn't shouldn't mustn't cannot"
+)
+# Personal pronouns and "there": a segment that starts with one is a statement ("It rains.").
+_PRONOUNS = _words("i you he she it we they there it's there's he's she's they're we're i'm you're")
+# Common verbs of encyclopedic and RAG text, base form: with their -s and past forms they mark
+# a finite verb after the first word ("Bananas contain potassium", "The Seine flows").
+_VERBS = _words("""
+    accept add admit agree aim air allow appear apply argue arrive ask attack attend attract
+    award back bear beat become begin believe belong border break bring build buy call carry
+    cause celebrate change charge claim close come compete compose connect consider consist
+    contain continue control cost cover create cross cut deal debut decide declare define
+    deliver depend describe design destroy develop die differ direct discover draw drink drive
+    earn eat employ end enjoy enter establish exist expect explain face fall feature feel fight
+    fill find finish flow fly follow form found gain give go govern grow happen hate have hear
+    help hold host house hunt include increase involve join keep kill know last lead learn leave
+    let lie like link list live look lose love make manage mark marry mean measure meet move
+    need note occur offer open operate own pass pay perform place plan play point prefer
+    premiere produce protect prove provide publish put rank reach read receive recognise
+    recognize record reduce refer reflect release remain remember replace report represent
+    require rest return reveal rise rule run say score see seem sell send serve set share show
+    sing sit sleep span speak spend stand star start stay stop stretch study succeed suggest
+    support surround survive take talk teach tell tend think top tour trade train travel try
+    turn use vary visit wait walk want watch wear win work write
+    bake block boil burn chop cook crash depart display equal exceed fail fit fry get grill
+    heat hit hurt lack land load melt mix owe pour print process quit ride roast sail save
+    shut simmer sink smell sound spread stir store taste total upload weigh
+    behave borrow breathe bury catch choose climb collect complain complete contribute convince
+    dance deny deserve disappear divide encourage escape examine expand explore extend feed fix
+    float forget forgive gather generate hide identify ignore imagine improve inform insist
+    intend introduce invent invite jump kick kiss knock lift listen mention miss notice obtain
+    occupy organise organize peak pick pray prepare pretend prevent pull push raise recommend
+    refuse regret relax rely remove rent repair repeat reply rescue resign resist respond retire
+    rush scream seek shout solve steal suffer supply surprise suspect swim teach thank throw
+    treat understand warn wash worry wrap
+    """)
+_IRREGULAR_PAST = _words("""
+    became began bought brought built came caught chose drew drove ate fell felt fought found
+    flew forgot gave went grew hung heard held hid kept knew laid led left lent lay lost made
+    meant met paid ran rode rang rose said saw sold sent set shook shot sang sat slept spoke
+    spent stood stole struck swam took taught tore told thought threw understood woke wore won
+    wrote arose awoke bit bled bore bred broke clung crept dealt dug dove fed fled flung forgave
+    froze got ground knelt leapt lit overcame overtook sank sought shone shrank sped spat split
+    sprang stank stuck stung strode swept swore swung undertook upheld wept withdrew withstood
+    wound
+    """)
+# Past participles that say nothing finite without an auxiliary ("born in 1865").
+_PARTICIPLES_ONLY = _words("born known located based named called situated titled")
+# Words that answer like "sure" but answer nothing: never read as an answer.
+_INTERJECTIONS = _words(
+    "sure ok okay thanks thank hello hi hey certainly absolutely great alright welcome"
+)
+
+
+def yes_no(answer: str) -> bool | None:
+    """``True`` for an answer that starts with "yes", ``False`` for one that is "no" (alone or
+    before punctuation: "No, it was not."; not "No one came."), ``None`` otherwise."""
+    if _YES.match(answer):
+        return True
+    if _NO.match(answer):
+        return False
+    return None
+
+
+def is_fragment(text: str) -> bool:
+    """Whether a segment is not a statement on its own, so that it is read as the answer to the
+    question (the rule; deterministic, no model):
+
+    * it starts with "yes" or is "no" (:func:`yes_no`), or
+    * it has at most :data:`MAX_FRAGMENT_WORDS` words, does not start with a pronoun or an
+      instruction verb ("Open config.json."), does not pair a plural first word with a plain
+      word ("Cats purr."), and no lower-case word after the first is verb-like: an auxiliary
+      or modal (*is*, *was*, *can*, *didn't*), a past form (*-ed*, *won*, *built*; not *born*,
+      *known*, *located*, *based*, *named*, *called*), a common verb with or without *-s*
+      (*contains*, *hosts*, *play*), or a verb by its position (:func:`_finite_by_position`).
+
+    So "Delhi", "Arthur's Magazine", "in 1931", "2 March 1972", "Max Martin, Savan Kotecha and
+    Ilya Salmanzadeh" and "born in 1865" are fragments; "The tower stands in Paris." and "It
+    rains." are statements. A lone "sure", "ok" or "thanks" is neither (filler).
+    """
+    if yes_no(text) is not None:
+        return True
+    raw = [t for t in text.split() if t.strip(_QUOTES)]
+    words = [t.strip(_QUOTES) for t in raw]
+    if not words or len(words) > MAX_FRAGMENT_WORDS:
+        return False
+    first = words[0].lower()
+    if (first in _PRONOUNS and not words[0].isupper()) or first in _AUXILIARIES:  # not "IT"
+        return False
+    if len(words) == 1:
+        return first not in _INTERJECTIONS
+    if first in _IMPERATIVES and not words[1][:1].isupper():  # "Open config.json."
+        return False
+    if _plural(first) and _plain(words[1]) and not _plural(words[1]):  # "Cats purr."
+        return False
+    for i in range(1, len(words)):
+        word = words[i]
+        if not word[:1].islower() or words[i - 1].lower() == "to":  # a name; "to play"
+            continue
+        nxt = "" if i + 1 == len(words) or raw[i][-1] in ",;:" else words[i + 1].lower()
+        if _verb_like(word) or _finite_by_position(word.lower(), nxt):
+            return False
+    return True
+
+
+_QUOTES = "\"'()[]{}.,;:!?\u201c\u201d\u2018\u2019"
+_ARTICLES = _words("the a an his her its their")
+# Nouns that end in -s: never read as a verb by their position.
+_PLURAL_ONLY = _words("series species news means physics politics economics olympics")
+_FUNCTION_WORDS = _words(
+    "of in on at to for by with from into onto over under near about across along around "
+    "after before since until during between among against without within through via per "
+    "and or but nor than as like both all either neither each every half whom what which "
+    "whose"
+)
+# Instructions start with a verb: "See the docs.", "Open config.json."
+_IMPERATIVES = _words(
+    "see check open close run use install upgrade update click visit contact call read write "
+    "set add remove delete restart enable disable select choose try make take go press type "
+    "enter download configure ask refer consider avoid keep ensure follow create start stop "
+    "tell show give explain list describe find compare"
+)
+
+
+def _finite_by_position(word: str, nxt: str) -> bool:
+    """A verb by its neighbour: an -s word followed by a word other than "and", "or" or "of"
+    ("weighs 895 grams", "simmers for an hour"; not "types of plant", "products and services"),
+    or any word but a function word or an -ing form right before an article ("adjoin the
+    park")."""
+    if not nxt:
+        return False
+    if nxt in _ARTICLES and _plain(word):
+        return True
+    return _plural(word) and nxt not in ("and", "or", "of")
+
+
+def _plural(word: str) -> bool:
+    """Ends like a plural noun or a verb's -s form ("cats", "weighs"; not "glass", "series")."""
+    w = word.lower()
+    return (
+        len(w) > 3
+        and w.endswith("s")
+        and not w.endswith(("ss", "us", "is", "'s"))
+        and w not in _PLURAL_ONLY
+    )
+
+
+def _plain(word: str) -> bool:
+    """A lower-case word that is not a function word or an -ing form."""
+    return word[:1].islower() and word not in _FUNCTION_WORDS and not word.endswith("ing")
+
+
+def _verb_like(word: str) -> bool:
+    w = word.lower().rsplit("-", 1)[-1]  # "co-wrote"
+    if w in _AUXILIARIES or w in _IRREGULAR_PAST or w.endswith("n't"):
+        return True
+    if w in _PARTICIPLES_ONLY:
+        return False
+    if len(w) > 3 and w.endswith("ed"):
+        return True
+    stems = {w}
+    if w.endswith("ies"):
+        stems.add(w[:-3] + "y")
+    if w.endswith("es"):
+        stems.add(w[:-2])
+    if w.endswith("s"):
+        stems.add(w[:-1])
+    return bool(stems & _VERBS)
+
+
+# -- the declarative claim ----------------------------------------------------------------------
+
+_TAIL_CHOICE = re.compile(r",?\s[^,?]+\sor\s[^,?]+\s*\??\s*$")
+_NAME_CHOICE = re.compile(r"\s(?:[A-Z][\w.'-]*\s)+or(?:\s[A-Z][\w.'-]*)+\s*\??\s*$")
+_AUX_WORDS = frozenset(
+    ["is", "was", "are", "were", "has", "had", "have", "can", "could", "will", "would"]
+)
+_PREPOSITIONS = frozenset(
+    ["in", "on", "at", "from", "to", "for", "by", "of", "with", "during", "since", "until", "as"]
+)
+
+
+def question_to_claim(question: str, answer: str) -> str | None:
+    """Rewrite a question and its short answer as one declarative claim, or ``None``.
+
+    Handles: a wh-phrase at the start followed by an auxiliary ("Who was ..." / "What X is ..."),
+    "What is/was X?" / "Who is X?", "When/Where was X VERB?", "In what N was X VERB?", a wh-word
+    later in the sentence ("... is based in what city?"), and yes/no questions answered "yes" /
+    "no" whose subject a rule can find (:func:`yes_no_claim`). Choice questions ("Who is older,
+    A or B?") lose their "A or B" tail. Do-support wh-questions ("What year did X perform ...")
+    return ``None``.
+    """
+    q = re.sub(r"\s+", " ", question).strip()
+    a = re.sub(r"\s+", " ", answer).strip().rstrip(" .")
+    if not a or not q:
+        return None
+    polarity = yes_no(a)
+    if polarity is not None:
+        return yes_no_claim(q, polarity)
+    q = q.rstrip(" ?.").strip()
+    if " or " in q:
+        chosen = _TAIL_CHOICE.sub("", q + "?").rstrip(" ?,:")
+        if len(chosen.split()) < 2:  # "who is younger A or B": no comma before the choice
+            chosen = _NAME_CHOICE.sub("", q + "?").rstrip(" ?,:")
+        q = chosen
+    claim = _declarative(q, a)
+    if claim is None or claim.rstrip(".") == a:  # nothing but the answer is left
+        return None
+    return claim
+
+
+def _declarative(q: str, a: str) -> str | None:
+    words = q.split()
+    if len(words) < 2:
+        return None
+    first = words[0].lower()
+    # When/Where was X VERB  |  In what/which N was X VERB
+    m = re.match(r"^(?:When|Where|In (?:what|which) \w+) (was|were|is|are) (.+) (\w+)$", q, re.I)
+    if m:
+        aux, subj, verb = m.groups()
+        if a.split()[0].lower() in _PREPOSITIONS:  # "in 1931" brings its own
+            return tidy_sentence(f"{subj} {aux.lower()} {verb} {a}")
+        prep = "in" if not re.match(r"^\w+ \d", a) else "on"
+        return tidy_sentence(f"{subj} {aux.lower()} {verb} {prep} {a}")
+    if first == "who":
+        return tidy_sentence(f"{a} {' '.join(words[1:])}")
+    # What is X  -> X is A
+    m = re.match(r"^(?:What|Which) (is|was|are|were) (.+)$", q, re.I)
+    if m:
+        aux, rest = m.groups()
+        return tidy_sentence(f"{rest} {aux.lower()} {a}")
+    if first in ("what", "which"):
+        # the wh-phrase runs until the first auxiliary or finite verb (at most 9 words later)
+        for i in range(1, min(len(words), 10)):
+            w = words[i].lower().strip(",")
+            if w in ("did", "does", "do"):
+                return None
+            if w in _AUX_WORDS or (i >= 2 and re.match(r"^\w+ed$", w)):
+                return tidy_sentence(f"{a} {' '.join(words[i:])}")
+        return None
+    return _wh_later(words, a)
+
+
+def _wh_later(words: list[str], a: str) -> str | None:
+    """A wh-word later in the sentence: "... is based in what city" -> "... is based in A"."""
+    for i, w in enumerate(words):
+        lw = w.lower()
+        if lw in ("what", "which", "who", "whom", "when") and i > 0:
+            rest = words[i + 1 :]
+            if not rest:
+                return tidy_sentence(f"{' '.join(words[:i])} {a}")
+            if rest[0].lower() in _PREPOSITIONS:
+                return tidy_sentence(f"{' '.join(words[:i])} {a} {' '.join(rest)}")
+            if len(rest) <= 4:
+                return tidy_sentence(f"{' '.join(words[:i])} {a}")
+            return None
+        if (
+            lw == "how"
+            and i > 0
+            and i + 1 < len(words)
+            and words[i + 1].lower() in ("many", "much")
+        ):
+            rest = words[i + 2 :]
+            claim = f"{' '.join(words[:i])} {a}"
+            if rest and rest[0].lower() in _PREPOSITIONS:
+                claim += f" {' '.join(rest)}"
+            return tidy_sentence(claim)
+    return None
+
+
+# -- yes / no questions -------------------------------------------------------------------------
+
+_YES_NO_AUX = _words("is are was were do does did has have had can could will would should")
+_DO = frozenset({"do", "does", "did"})
+_MODALS = frozenset({"can", "could", "will", "would", "should"})
+_SUBJECT_PRONOUNS = _words("it he she they there we you i")
+_DETERMINERS = _words("the a an this that these those his her its their our my your")
+_QUANTIFIERS = frozenset({"both", "either", "neither", "all", "each"})
+# Inside a name: "Bank of America", "In the Realm of the Hackers", "Ed Wood and Orson Welles".
+_NAME_LINKS = frozenset({"and", "&", "of", "the", "de", "for", "in", "on", "upon", "y", "von"})
+# Words that start a predicate after a determiner and one noun ("the bridge built in 1931").
+_PREDICATE_STARTS = (
+    _PREPOSITIONS
+    | _DETERMINERS
+    | _QUANTIFIERS
+    | _PARTICIPLES_ONLY
+    | _IRREGULAR_PAST
+    | _words("also still ever really not never more less about located near into")
+)
+
+
+def yes_no_claim(question: str, polarity: bool) -> str | None:
+    """The statement a yes/no question asks about ("Was the bridge built in 1931?" + yes ->
+    "The bridge was built in 1931."), or its negation (+ no -> "The bridge was not built in
+    1931."; "Did the band tour Japan?" -> "The band did (not) tour Japan."), or ``None`` when
+    the question does not start with an auxiliary or no rule finds where its subject ends.
+
+    Subjects the rule finds: a pronoun; a run of capitalised words joined by *and*, *of*, ...
+    ("Scott Derrickson and Ed Wood"), optionally after *both* / *either* and a determiner ("the
+    Laleli Mosque and Esma Sultan Mansion"); a determiner and one noun ("the bridge", "the
+    drinks Gibson and Zurracapote") when the next word clearly starts the predicate.
+    """
+    words = question.rstrip(" ?.").split()
+    if len(words) < 3 or words[0].lower() not in _YES_NO_AUX:
+        return None
+    aux, rest = words[0].lower(), words[1:]
+    end = _subject_end(rest, aux)
+    if end is None or end >= len(rest):
+        return None
+    if not polarity and rest[0].lower() in ("both", "all"):  # "A and B are not both P"
+        rest = [*rest[1:end], rest[0].lower(), *rest[end:]]
+        end -= 1
+    subject, predicate = " ".join(rest[:end]), " ".join(rest[end:])
+    verb = aux if polarity else ("cannot" if aux == "can" else f"{aux} not")
+    return tidy_sentence(f"{subject} {verb} {predicate}")
+
+
+def _bare(word: str) -> str:
+    return word.strip("\"'(),;:\u201c\u201d\u2018\u2019")
+
+
+def _capitalised(word: str) -> bool:
+    w = _bare(word)
+    return bool(w) and (w[0].isupper() or w[0].isdigit())
+
+
+def _subject_end(rest: list[str], aux: str) -> int | None:
+    """How many words of ``rest`` (the question after its auxiliary) are the subject."""
+    i = 0
+    if rest[0].lower() in _SUBJECT_PRONOUNS:
+        return 1
+    if rest[0].lower() in _QUANTIFIERS:
+        i = 1
+    if i < len(rest) and rest[i].lower() in _DETERMINERS:
+        i += 1
+        if i < len(rest) and not _capitalised(rest[i]):  # determiner + one noun
+            i += 1
+            end = _name_run(rest, i) if i < len(rest) and _capitalised(rest[i]) else i
+            return end if end < len(rest) and _predicate_follows(rest, end, aux) else None
+    if i >= len(rest) or not _capitalised(rest[i]):
+        return None
+    return _name_run(rest, i)
+
+
+def _name_run(rest: list[str], i: int) -> int:
+    """The end of the run of capitalised words starting at ``i``; a linking word ("and", "of",
+    "the") belongs to it when a capitalised word follows (after at most one more link)."""
+    while i < len(rest):
+        if _capitalised(rest[i]):
+            i += 1
+            continue
+        j = i
+        while j - i < 2 and j < len(rest) and _bare(rest[j]) in _NAME_LINKS:
+            j += 1
+        if j == i or j >= len(rest) or not _capitalised(rest[j]):
+            break
+        i = j
+    return i
+
+
+def _predicate_follows(rest: list[str], end: int, aux: str) -> bool:
+    """After a determiner-and-noun subject: does ``rest[end]`` clearly start the predicate?"""
+    word = _bare(rest[end]).lower()
+    after = rest[end + 1] if end + 1 < len(rest) else None
+    if aux in _DO or aux in _MODALS:  # a verb, then the end, a name, a determiner, a preposition
+        if word in _QUANTIFIERS:
+            return True
+        return not _capitalised(rest[end]) and (
+            after is None
+            or _capitalised(after)
+            or _bare(after).lower() in _DETERMINERS | _PREPOSITIONS
+        )
+    return (
+        word in _PREDICATE_STARTS
+        or (len(word) > 3 and word.endswith(("ed", "ing")))
+        or (after is not None and after.lower() == "than")
+    )
