@@ -208,7 +208,7 @@ def test_ene_eval_reports_odd_lines_and_writes_every_good_one(tmp_path: Path) ->
         '{"id": "m", "answer": "Paris is in France.", "contexts": {"doc1": "Paris is in France."}}',
         '{"id": 1e400, "answer": "a", "contexts": []}',
         DEEP,
-        '{"id": "n", "answer": "Nul\\u0000 here.", "contexts": ["Nul here."]}',
+        '{"id": "n", "answer": "Nul\\u0000 is here.", "contexts": ["Nul is here."]}',
         '{"id": "z", "answer": "Owls hunt.", "contexts": ["Owls hunt."]}',
     ]
     source = tmp_path / "in.jsonl"
@@ -236,7 +236,7 @@ def test_ene_eval_reports_odd_lines_and_writes_every_good_one(tmp_path: Path) ->
     engs = read_results(out)[0]
     assert [e.id for e in engs] == ["a", "s", "n", "z"]
     assert engs[1].answer == "Paris is in France. \ufffd" and "U+FFFD" in engs[1].warnings[0]
-    assert engs[2].answer == "Nul here." and engs[2].counts.supported == 1
+    assert engs[2].answer == "Nul is here." and engs[2].counts.supported == 1
     for number, reason in [
         (3, "not a mapping"),
         (4, "finite number, got inf"),
