@@ -62,6 +62,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "claims",
                 "citations",
                 "premise",
+                "encoding",
                 "oracle",
                 "graph",
                 "batcher",
