@@ -145,6 +145,11 @@ def test_nli_oracle_overlap_gives_bitwise_the_same_engs(tiny_model_dir: str, dev
         )
     assert [e.verdicts() for e in engs[True]] == [e.verdicts() for e in engs[False]]
     assert [counts(e) for e in engs[True]] == [counts(e) for e in engs[False]]
+    pairs = [((fact,), claim) for fact in FACTS for claim in FACTS[:3]]
+    seen: list[int] = []
+    streamed = oracle.score_parts(pairs, lambda done, scores: seen.extend(done))
+    assert sorted(seen) == list(range(len(pairs)))  # every pass reported, each pair once
+    assert streamed == oracle.score_parts(pairs)
 
 
 # -- what planning caches by text --------------------------------------------------------------
