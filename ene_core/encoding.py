@@ -79,7 +79,7 @@ class PairEncoder:
         self.tokenizer = tokenizer
         self.max_length = max_length
         self.cache_size = cache_size
-        self._ids: OrderedDict[str, list[int]] = OrderedDict()
+        self._ids: OrderedDict[str, tuple[int, ...]] = OrderedDict()  # tuples: untracked by gc
         self._counts: OrderedDict[str, int] = OrderedDict()
         self._lock = threading.Lock()
         self._tokenizer_lock = threading.Lock()  # a fast tokenizer's settings change per call
@@ -112,7 +112,7 @@ class PairEncoder:
             b = known[hypothesis]
             if len(a) + len(b) > budget:
                 too_long.append(i)
-                a = b = []  # replaced below
+                a, b = [], ()  # replaced below
             ids.append([*template.prefix, *a, *template.middle, *b, *template.suffix])
             if types is not None:
                 types.append(
@@ -146,9 +146,9 @@ class PairEncoder:
                 _remember(self._counts, counted, self.cache_size)
         return [found[t] for t in texts]
 
-    def _lookup(self, pieces: set[str]) -> dict[str, list[int]]:
+    def _lookup(self, pieces: set[str]) -> dict[str, tuple[int, ...]]:
         """Token ids of each piece, from the cache or one batched tokenizer call."""
-        found: dict[str, list[int]] = {}
+        found: dict[str, tuple[int, ...]] = {}
         missing: list[str] = []
         with self._lock:
             cache = self._ids
@@ -162,7 +162,7 @@ class PairEncoder:
         if missing:
             with self._tokenizer_lock:
                 rows = self.tokenizer(missing, add_special_tokens=False, truncation=False)
-            fresh = dict(zip(missing, rows["input_ids"], strict=True))
+            fresh = {p: tuple(ids) for p, ids in zip(missing, rows["input_ids"], strict=True)}
             found.update(fresh)
             with self._lock:
                 _remember(self._ids, fresh, self.cache_size)

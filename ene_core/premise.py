@@ -208,7 +208,7 @@ class _Piece:
     """One sentence of a chunk, prepared once per chunk text (see :func:`_prepared`)."""
 
     text: str
-    terms: tuple[tuple[str, int], ...]  # content word -> its count, in first-seen order
+    terms: dict[str, int]  # content word -> its count
     length: int  # content words (the BM25 document length)
     size: int  # words (what ``max_words`` counts)
     same: str  # case- and space-folded text: a repeated sentence adds nothing
@@ -245,7 +245,7 @@ class EvidenceIndex:
             for piece in _prepared(text, packer.max_sentence_words):
                 position = len(self.sentences)
                 self.sentences.append(_Sentence(c, position, piece))
-                for term, count in piece.terms:
+                for term, count in piece.terms.items():
                     postings.setdefault(term, []).append((position, count))
         n = len(self.sentences)
         # the BM25 statistics: df is the number of sentences a term occurs in
@@ -356,7 +356,7 @@ def _prepared(text: str, max_words: int) -> tuple[_Piece, ...]:
         terms = Counter(content_words(piece))
         same = " ".join(piece.casefold().split())
         size = len(piece.split())
-        prepared.append(_Piece(piece, tuple(terms.items()), sum(terms.values()), size, same))
+        prepared.append(_Piece(piece, terms, sum(terms.values()), size, same))
     return tuple(prepared)
 
 
