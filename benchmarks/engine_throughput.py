@@ -12,6 +12,11 @@ pairs: the ones the engine sent to the model while evaluating HotpotQA-derived r
 - (b0) ``NLIOracle.score`` alone on the same pairs (the fixed-shape groups without the engine)
 - (b'') the engine on a warm cache: no model calls, what planning alone allows
 - (c) the naive loop users write: one ``transformers`` pipeline call per pair
+- (p) the engine's non-model work: the same requests with the network's forward replaced by an
+  instant stand-in (``NLIOracle`` tokenisation, batching and transfers included), forwarded
+  pairs per second, on a first pass (every text new to the process), with new answers over
+  chunks seen before, and on a repeat (``--planning-only`` runs just these rows, on any
+  checkout of ``ene_core`` on ``PYTHONPATH``)
 - latency of one request with 10 claims x 10 chunks (fresh cache each), p50 / p95
 - 64 concurrent ``aevaluate`` callers through the micro-batching worker
 - peak GPU memory per row (``torch.cuda.max_memory_allocated``) on CUDA
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import platform
@@ -35,6 +41,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import torch
@@ -122,6 +129,94 @@ class Recording:
     def score(self, pairs):  # type: ignore[no-untyped-def]
         self.pairs.extend(pairs)
         return self.oracle.score(pairs)
+
+
+class InstantModel:
+    """Stands in for the network: logits from the token ids (a sum, two remainders), instantly.
+
+    Deterministic per row, so the engine takes the same path (verdicts, rounds, forward pairs)
+    for any checkout that builds the same ids; verdicts mixed, so leave-one-out runs.
+    """
+
+    def __call__(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, **_: Any) -> Any:
+        total = (input_ids * attention_mask).sum(1)
+        entail = (total % 11).float() - 5.0
+        contra = (total % 7).float() - 3.0
+        return SimpleNamespace(logits=torch.stack([entail, torch.zeros_like(entail), contra], 1))
+
+
+def new_answers(reqs: list[dict], n: int) -> list[dict]:
+    """The same requests with answers new to the process: ``n`` trailing spaces (the claims, and
+    so the pairs, stay the same; caches keyed by the answer text miss)."""
+    return [{**r, "answer": r["answer"] + " " * n} for r in reqs]
+
+
+def forget_texts() -> None:
+    """Empty the engine modules' caches (``functools`` caches by text), as in a new process."""
+    for name, module in list(sys.modules.items()):
+        if name.startswith("ene_core"):
+            for value in list(vars(module).values()):
+                clear = getattr(value, "cache_clear", None)
+                if callable(clear):
+                    clear()
+
+
+def non_model_rows(model: str, device: str | None, reqs: list[dict], repeats: int) -> list[dict]:
+    """Forwarded pairs per second of the engine with an instant stand-in for the network.
+
+    Passes: first (the modules' caches emptied, a new oracle), a repeat of the same requests,
+    and new answers over chunks seen before; a new engine (empty score cache) for each, timed
+    with the garbage collector off (as ``timeit`` does). One torch thread while it runs: the
+    stand-in needs none, and on a loaded CPU waking a second thread for each tiny op would be
+    measured instead of the engine's work.
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    names = (
+        "first pass: every text new to the process",
+        "repeat: the same requests again",
+        "new answers, chunks seen before",
+    )
+    rates: dict[str, list[float]] = {name: [] for name in names}
+    pairs: set[int] = set()
+    try:
+        for repeat in range(repeats):
+            for name in names:
+                if name == names[0]:
+                    forget_texts()
+                    oracle = NLIOracle(model, device=device)
+                    oracle.model = InstantModel()
+                    NecessityEngine(oracle).evaluate("A warm-up.", ["A warm-up."])
+                    batch = reqs
+                else:
+                    batch = new_answers(reqs, repeat + 1) if name == names[2] else reqs
+                engine = NecessityEngine(oracle)
+                gc.collect()
+                gc.disable()  # as timeit does: a full collection lands on whichever pass
+                try:
+                    start = time.perf_counter()
+                    engs = engine.evaluate_many(batch)
+                    elapsed = time.perf_counter() - start
+                finally:
+                    gc.enable()
+                forwarded = sum(e.stats.forward_pairs for e in engs)
+                pairs.add(forwarded)
+                rates[name].append(forwarded / elapsed)
+    finally:
+        torch.set_num_threads(threads)
+    if len(pairs) != 1:
+        print(f"warning: forwarded pairs differ between passes: {sorted(pairs)}", file=sys.stderr)
+    return [
+        {
+            "path": f"(p) non-model work (instant stand-in model), {name}",
+            "rate": statistics.median(values),
+            "unit": "pairs/s",
+            "peak_gpu_mib": None,
+            "forward_pairs": max(pairs),
+            "runs": [round(v, 1) for v in values],
+        }
+        for name, values in rates.items()
+    ]
 
 
 class Memory:
@@ -237,6 +332,11 @@ def main() -> None:
         action=argparse.BooleanOptionalAction,
         help="engine and latency for several group shapes (default: on for CUDA)",
     )
+    parser.add_argument(
+        "--planning-only",
+        action="store_true",
+        help="only the non-model rows (p): the engine with an instant stand-in for the network",
+    )
     parser.add_argument("--json", help="also write the results as JSON to this path ('-': stdout)")
     args = parser.parse_args()
     quick = args.quick
@@ -254,10 +354,25 @@ def main() -> None:
     model = args.model or (str(DEFAULT_MODEL_DIR) if shipped else minilm_stand_in())
     # The stand-in's random head is never confident: a low tau makes it exercise leave-one-out.
     threshold = args.threshold or (None if args.model or shipped else 0.2)
+    reqs = requests(data, n_requests)
+    if args.planning_only:
+        planning = non_model_rows(model, args.device, reqs, repeats)
+        print(f"device={args.device or 'auto'} requests={len(reqs)} repeats={repeats}\n")
+        print("| path | forwarded pairs | pairs/s (median) | runs |")
+        print("|---|---:|---:|---|")
+        for r in planning:
+            runs = ", ".join(f"{v:.0f}" for v in r["runs"])
+            print(f"| {r['path']} | {r['forward_pairs']} | {r['rate']:.0f} | {runs} |")
+        if args.json:
+            text = json.dumps({"requests": len(reqs), "non_model": planning}, indent=2)
+            if args.json == "-":
+                print(text)
+            else:
+                Path(args.json).write_text(text + "\n")
+        return
     oracle = NLIOracle(model, device=args.device)
     fast = NLIOracle(model, device=args.device, deterministic=False)
     dev = oracle.device
-    reqs = requests(data, n_requests)
     rows: list[dict[str, Any]] = []
 
     def row(name: str, rate: float | None, unit: str, peak: float | None, **extra: Any) -> None:
@@ -302,6 +417,7 @@ def main() -> None:
         scored = [oracle_score(oracle, pairs) for _ in range(repeats)]
     with Memory(dev) as mem_naive:
         naive = naive_loop(oracle, pairs[:n_naive])
+    planning = non_model_rows(model, args.device, reqs, repeats)
     done("throughput")
 
     a, b = statistics.median(raw), statistics.median(engine_rates)
@@ -342,6 +458,7 @@ def main() -> None:
         "pairs/s",
         mem_naive.peak,
     )
+    rows.extend(planning)
 
     # Latency: one 10 claims x 10 chunks request at a time, each on a fresh cache.
     tens = ten_by_ten(data, n_latency + 2)

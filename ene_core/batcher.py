@@ -3,7 +3,8 @@
 Owner: a :class:`~ene_core.engine.NecessityEngine`. Bound: ``max_queue`` pending requests.
 Overflow: ``"block"`` waits for room (callers on an event loop wait in a worker thread),
 ``"reject"`` fails the future at once with :class:`EngineOverloadedError`; both are counted.
-The worker waits at most ``max_wait_s`` after the first request to gather up to ``max_batch``.
+A lone request (nothing else queued) runs at once; when others are queued with it, the worker
+waits at most ``max_wait_s`` after the first to gather up to ``max_batch``.
 """
 
 from __future__ import annotations
@@ -98,7 +99,13 @@ class MicroBatcher:
         while not stopping:
             batch = [self._queue.get()]
             deadline = time.monotonic() + self.max_wait_s
-            while len(batch) < self.max_batch:
+            while len(batch) < self.max_batch:  # what is queued already
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            # A lone request goes at once; a burst waits up to max_wait_s for more of it.
+            while 1 < len(batch) < self.max_batch:
                 try:
                     batch.append(self._queue.get(timeout=max(0.0, deadline - time.monotonic())))
                 except queue.Empty:

@@ -13,11 +13,12 @@ import os
 import re
 import threading
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from .encoding import PairEncoder
 from .errors import (
     InvalidInputError,
     LabelMappingError,
@@ -129,6 +130,10 @@ class NLIOracle:
     the softmax in float32; each call's tokens go over in one pinned, non-blocking copy, the
     groups are padded on the device and the results come back in one transfer.
 
+    ``overlap`` (default: on CUDA only) lets the engine plan while the model runs: it scores a
+    round on a worker thread and steps each request as soon as its pairs are scored (see
+    :meth:`score_parts`). On a CPU the planning would take cores from the model.
+
     Out of memory: the group is split in half and retried, down to one row; the size that
     fitted is kept for the oracle's lifetime (a token cap, ``oom_token_cap``, counted in
     ``oom_splits``), so the fixed-shape rule holds from then on, although pairs scored before
@@ -148,6 +153,7 @@ class NLIOracle:
         max_batch_tokens: int | None = None,
         bucket_tokens: int = 16,
         deterministic: bool = True,
+        overlap: bool | None = None,
     ) -> None:
         path = _resolve(model)  # before importing torch: a wrong path fails at once
         try:
@@ -200,6 +206,7 @@ class NLIOracle:
             raise InvalidInputError(f"bucket_tokens must be a positive int, got {bucket_tokens!r}")
         self.bucket_tokens = int(bucket_tokens)
         self.deterministic = deterministic
+        self.overlap = on_gpu if overlap is None else bool(overlap)
         self.name = "ene-nli-mini" if model is None else str(model)
         self.revision = getattr(config, "_commit_hash", None) or _fingerprint(path)
         threshold = getattr(config, "ene_threshold", None)
@@ -211,46 +218,64 @@ class NLIOracle:
         self.oom_splits = 0
         self.oom_token_cap: int | None = None  # rows x length per forward, set by an OOM
         self._oom_errors = _oom_errors(torch)
+        self.encoder = PairEncoder(self.tokenizer, self.max_length)
 
     def count_tokens(self, text: str) -> int:
-        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+        return self.encoder.count([text])[0]
 
     def count_tokens_many(self, texts: Sequence[str]) -> list[int]:
-        """``count_tokens`` of each text, in one batched (parallel) tokenizer call."""
-        if not texts:
-            return []
-        return [
-            len(ids) for ids in self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
-        ]
+        """``count_tokens`` of each text: cached by text, the rest in one batched tokenizer
+        call."""
+        return self.encoder.count(list(texts)) if texts else []
 
     def score(self, pairs: Sequence[tuple[str, str]]) -> list[Scores]:
+        return self.score_parts([((premise,), hypothesis) for premise, hypothesis in pairs])
+
+    def score_parts(
+        self,
+        pairs: Sequence[tuple[Sequence[str], str]],
+        on_scored: Callable[[list[int], list[Scores]], None] | None = None,
+    ) -> list[Scores]:
+        """Like :meth:`score`, each premise given as the pieces it is made of
+        (``"".join(pieces)`` is the premise: sentences with the whitespace before them, see
+        :attr:`~ene_core.premise.Premise.parts`); a piece is tokenised once and its ids reused
+        (:class:`~ene_core.encoding.PairEncoder`).
+
+        ``on_scored(indices, scores)``, when given, is called in the calling thread as each
+        forward pass's results are in (the indices of its pairs in ``pairs``); the passes are the
+        same (so are the scores), run in the order that completes the first pairs first, and
+        their results come back one pass at a time (on CUDA without stopping the device) instead
+        of once per call.
+        """
         if not pairs:
             return []
-        premises, hypotheses = [p for p, _ in pairs], [h for _, h in pairs]
-        encoded = dict(self.tokenizer(premises, hypotheses, truncation=False))
-        too_long = [i for i, row in enumerate(encoded["input_ids"]) if len(row) > self.max_length]
-        if too_long:
-            cut = self.tokenizer(
-                [premises[i] for i in too_long],
-                [hypotheses[i] for i in too_long],
-                truncation="longest_first",  # the premise, unless the claim alone is too long
-                max_length=self.max_length,
-            )
-            for key in encoded:
-                for j, i in enumerate(too_long):
-                    encoded[key][i] = cut[key][j]
-        ids: list[list[int]] = encoded["input_ids"]
-        types: list[list[int]] | None = encoded.get("token_type_ids")
+        encoded = self.encoder.encode([p for p, _ in pairs], [h for _, h in pairs])
+        ids, types = encoded.ids, encoded.types
         lengths = [len(row) for row in ids]
+        truncated = set(encoded.truncated)
+        out: list[Scores] = [Scores(0.0, 0.0)] * len(pairs)
         parts: list[tuple[list[int], Any]] = []
         failure = ""
         with self._lock, self._torch.inference_mode():
             try:
                 tokens = self._upload(ids, types)
-                for group, length, rows in self._groups(lengths):
+                groups = self._groups(lengths)
+                if on_scored is not None:
+                    groups.sort(key=lambda g: max(g[0]))
+                copies: list[tuple[list[int], Any, Any]] = []  # results on their way back
+                for group, length, rows in groups:
+                    reported = len(parts)
                     self._run_group(group, length, rows, tokens, lengths, parts)
-                # One device-to-host transfer per call: the GPU runs ahead while groups queue.
-                probs = self._torch.cat([p for _, p in parts]).cpu()
+                    if on_scored is not None:
+                        copies += [self._fetch(part, probs) for part, probs in parts[reported:]]
+                        self._report(copies, on_scored, truncated, out, wait=False)
+                if on_scored is not None:
+                    self._report(copies, on_scored, truncated, out, wait=True)
+                else:
+                    # One device-to-host transfer per call: the GPU runs ahead while groups queue.
+                    order = [i for group, _ in parts for i in group]
+                    probs = self._torch.cat([p for _, p in parts]).cpu()
+                    self._collect(order, probs, truncated, out)
             except self._oom_errors as exc:  # outside a forward pass: the inputs or the results
                 failure = _first_line(exc)
             if failure:
@@ -261,16 +286,55 @@ class NLIOracle:
                     f"{len(pairs)} pair(s) ({failure}): free memory on the device, or use "
                     "NLIOracle(device='cpu')"
                 )
+        return out
+
+    def _fetch(self, part: list[int], probs: Any) -> tuple[list[int], Any, Any]:
+        """Start bringing one pass's results to the host: on CUDA a non-blocking copy into
+        pinned memory and an event that says when it is there, so the GPU keeps running."""
+        if self.device.type != "cuda":
+            return part, probs, None
+        host = self._torch.empty(probs.shape, dtype=probs.dtype, pin_memory=True)
+        host.copy_(probs, non_blocking=True)
+        arrived = self._torch.cuda.Event()
+        arrived.record()
+        return part, host, arrived
+
+    def _report(
+        self,
+        copies: list[tuple[list[int], Any, Any]],
+        on_scored: Callable[[list[int], list[Scores]], None],
+        truncated: set[int],
+        out: list[Scores],
+        *,
+        wait: bool,
+    ) -> None:
+        """Hand the passes whose results have arrived to ``on_scored``, in order (``wait``:
+        all of them)."""
+        while copies:
+            part, host, arrived = copies[0]
+            if arrived is not None:
+                if not wait and not arrived.query():
+                    return
+                arrived.synchronize()
+            copies.pop(0)
+            on_scored(part, self._collect(part, host, truncated, out))
+
+    def _collect(
+        self, order: list[int], probs: Any, truncated: set[int], out: list[Scores]
+    ) -> list[Scores]:
+        """The scores of the pairs ``order`` from their probabilities (on the host), also
+        written to ``out``."""
         if not self._torch.isfinite(probs).all():
             raise OracleError(f"model {self.name!r} produced non-finite probabilities")
-        order = [i for group, _ in parts for i in group]
         entail = probs[:, 0].tolist()
         contra = probs[:, 1].tolist() if self.contra_index is not None else [0.0] * len(order)
-        out: list[Scores] = [Scores(0.0, 0.0)] * len(pairs)
-        truncated = set(too_long)
-        for i, e, c in zip(order, entail, contra, strict=True):
-            out[i] = Scores(e, c, truncated=i in truncated)
-        return out
+        scores = [
+            Scores(e, c, truncated=i in truncated)
+            for i, e, c in zip(order, entail, contra, strict=True)
+        ]
+        for i, score in zip(order, scores, strict=True):
+            out[i] = score
+        return scores
 
     def _groups(self, lengths: list[int]) -> list[tuple[list[int], int, int]]:
         """``(pair indices, padded length, rows)`` per forward pass.

@@ -187,10 +187,16 @@ def _stem(token: str) -> str:
 
 @dataclass(frozen=True)
 class Premise:
-    """The packed premise and the sentences ``(context, sentence)`` it was built from."""
+    """The packed premise and the sentences ``(context, sentence)`` it was built from.
+
+    ``parts``: the premise's sentences, each with the separator before it (``" "`` inside a
+    context, ``"\\n"`` between contexts), so that ``"".join(parts) == text``; an oracle that
+    caches token ids by text (:class:`~ene_core.oracle.NLIOracle`) tokenises each sentence once.
+    """
 
     text: str
     sources: tuple[tuple[int, int], ...]
+    parts: tuple[str, ...] = ()
 
     @property
     def contexts(self) -> frozenset[int]:
@@ -198,82 +204,116 @@ class Premise:
 
 
 @dataclass(frozen=True)
+class _Piece:
+    """One sentence of a chunk, prepared once per chunk text (see :func:`_prepared`)."""
+
+    text: str
+    terms: dict[str, int]  # content word -> its count
+    length: int  # content words (the BM25 document length)
+    size: int  # words (what ``max_words`` counts)
+    same: str  # case- and space-folded text: a repeated sentence adds nothing
+
+
+@dataclass(frozen=True)
 class _Sentence:
     context: int
     position: int
-    text: str
-    terms: Counter[str]
+    piece: _Piece
+
+    @property
+    def text(self) -> str:
+        return self.piece.text
+
+
+_K1, _B = 1.2, 0.75
+_PREMISES_PER_INDEX = 4096  # premises remembered per index, then forgotten at once
 
 
 class EvidenceIndex:
-    """The sentences of one request's contexts, ready to be ranked against any claim."""
+    """The sentences of one request's contexts, ready to be ranked against any claim.
+
+    Built once per distinct list of contexts (see :meth:`PremisePacker.index`) and shared by
+    every request with the same contexts; it remembers each claim's ranking and each
+    (claim, subset) premise.
+    """
 
     def __init__(self, contexts: Sequence[str], packer: PremisePacker) -> None:
         self.packer = packer
         self.sentences: list[_Sentence] = []
+        postings: dict[str, list[tuple[int, int]]] = {}
         for c, text in enumerate(contexts):
-            for piece in _pieces(text, packer.max_sentence_words):
-                self.sentences.append(
-                    _Sentence(c, len(self.sentences), piece, Counter(content_words(piece)))
-                )
+            for piece in _prepared(text, packer.max_sentence_words):
+                position = len(self.sentences)
+                self.sentences.append(_Sentence(c, position, piece))
+                for term, count in piece.terms.items():
+                    postings.setdefault(term, []).append((position, count))
         n = len(self.sentences)
-        df: Counter[str] = Counter()
-        for s in self.sentences:
-            df.update(s.terms.keys())
-        self._idf = {t: math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
-        lengths = [sum(s.terms.values()) for s in self.sentences]
-        self._avg_len = (sum(lengths) / n) if n else 1.0
+        # the BM25 statistics: df is the number of sentences a term occurs in
+        self._idf = {
+            t: math.log(1 + (n - len(p) + 0.5) / (len(p) + 0.5)) for t, p in postings.items()
+        }
+        total = sum(s.piece.length for s in self.sentences)
+        avg_len = total / n if total else 1.0  # no content words: no sentence is ever scored
+        self._slack = [_K1 * (1 - _B + _B * s.piece.length / avg_len) for s in self.sentences]
+        self._postings = postings
         self._ranked: dict[str, list[_Sentence]] = {}
+        self._premises: dict[tuple[str, frozenset[int] | None], Premise] = {}
 
     def premise(self, claim: str, keep: Collection[int] | None = None) -> Premise:
         """The premise for ``claim`` built only from contexts in ``keep`` (all when ``None``)."""
-        ranked = self._ranking(claim)
+        allowed = None if keep is None else frozenset(keep)
+        key = (claim, allowed)
+        found = self._premises.get(key)
+        if found is None:
+            if len(self._premises) >= _PREMISES_PER_INDEX:
+                self._premises.clear()
+            found = self._premises[key] = self._pack(self._ranking(claim), allowed)
+        return found
+
+    def _pack(self, ranked: list[_Sentence], allowed: frozenset[int] | None) -> Premise:
         chosen: list[_Sentence] = []
         seen: set[str] = set()  # a repeated sentence (near-duplicate chunks) adds nothing
         words = 0
         for s in ranked:
-            if keep is not None and s.context not in keep:
+            if allowed is not None and s.context not in allowed:
                 continue
-            same = " ".join(s.text.casefold().split())
-            if same in seen:
+            piece = s.piece
+            if piece.same in seen:
                 continue
-            size = len(s.text.split())
-            if chosen and words + size > self.packer.max_words:
+            if chosen and words + piece.size > self.packer.max_words:
                 continue
             chosen.append(s)
-            seen.add(same)
-            words += size
+            seen.add(piece.same)
+            words += piece.size
             if len(chosen) == self.packer.top_k:
                 break
         chosen.sort(key=lambda s: s.position)
-        lines: list[str] = []
+        parts: list[str] = []
         previous = -1
         for s in chosen:
-            if s.context == previous:
-                lines[-1] += " " + s.text
-            else:
-                lines.append(s.text)
+            separator = "" if not parts else " " if s.context == previous else "\n"
+            parts.append(separator + s.text)
             previous = s.context
-        return Premise("\n".join(lines), tuple((s.context, s.position) for s in chosen))
+        sources = tuple((s.context, s.position) for s in chosen)
+        return Premise("".join(parts), sources, tuple(parts))
 
     def _ranking(self, claim: str) -> list[_Sentence]:
-        """Sentences with a positive BM25 score for ``claim``, best first (ties: earlier first)."""
-        if claim not in self._ranked:
-            query = set(content_words(claim))
-            k1, b = 1.2, 0.75
-            scored = []
-            for s in self.sentences:
-                length = sum(s.terms.values())
-                score = 0.0
-                for term in sorted(query & s.terms.keys()):  # a fixed float sum order
-                    tf = s.terms[term]
-                    norm = tf + k1 * (1 - b + b * length / self._avg_len)
-                    score += self._idf[term] * tf * (k1 + 1) / norm
-                if score > 0:
-                    scored.append((-score, s.position, s))
-            scored.sort(key=lambda item: (item[0], item[1]))
-            self._ranked[claim] = [s for _, _, s in scored]
-        return self._ranked[claim]
+        """Sentences with a positive BM25 score for ``claim``, best first (ties: earlier first).
+
+        Each sentence's score adds its query terms in sorted order (a fixed float sum order),
+        touching only the sentences that contain a term.
+        """
+        ranked = self._ranked.get(claim)
+        if ranked is None:
+            scores: dict[int, float] = {}
+            for term in sorted(set(content_words(claim)) & self._postings.keys()):
+                idf = self._idf[term]
+                for position, tf in self._postings[term]:
+                    gain = idf * tf * (_K1 + 1) / (tf + self._slack[position])
+                    scores[position] = scores.get(position, 0.0) + gain
+            best = sorted((-score, p) for p, score in scores.items() if score > 0)
+            ranked = self._ranked[claim] = [self.sentences[p] for _, p in best]
+        return ranked
 
 
 @dataclass(frozen=True)
@@ -285,7 +325,10 @@ class PremisePacker:
     max_sentence_words: int = 80
 
     def index(self, contexts: Sequence[str]) -> EvidenceIndex:
-        return EvidenceIndex(contexts, self)
+        """The index of ``contexts``: the same object for the same texts and settings while it
+        is among the 256 most recently used (an index is read-only apart from what it
+        remembers, so requests and threads share it)."""
+        return _index(self, tuple(contexts))
 
     def describe(self) -> dict[str, int | str]:
         return {
@@ -296,13 +339,29 @@ class PremisePacker:
         }
 
 
+@lru_cache(maxsize=256)
+def _index(packer: PremisePacker, contexts: tuple[str, ...]) -> EvidenceIndex:
+    return EvidenceIndex(contexts, packer)
+
+
 @lru_cache(maxsize=8192)
-def _pieces(text: str, max_words: int) -> tuple[str, ...]:
-    """Sentences of ``text``; a sentence longer than ``max_words`` becomes word windows.
+def _prepared(text: str, max_words: int) -> tuple[_Piece, ...]:
+    """The sentences of one chunk with their content-word counts, by text.
 
     Cached (8,192 texts, least recently used out): chunks recur across requests, and sentence
     splitting is the engine's main CPU cost outside the model.
     """
+    prepared = []
+    for piece in _pieces(text, max_words):
+        terms = Counter(content_words(piece))
+        same = " ".join(piece.casefold().split())
+        size = len(piece.split())
+        prepared.append(_Piece(piece, terms, sum(terms.values()), size, same))
+    return tuple(prepared)
+
+
+def _pieces(text: str, max_words: int) -> tuple[str, ...]:
+    """Sentences of ``text``; a sentence longer than ``max_words`` becomes word windows."""
     pieces: list[str] = []
     for start, end in split_sentences(text):
         words = text[start:end].split()

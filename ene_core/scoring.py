@@ -7,10 +7,11 @@ next and receives their scores; its request's :class:`_Tally` keeps the counters
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -110,8 +111,17 @@ class PlanDriver:
             except Exception as exc:
                 outcomes[i] = exc
         while asks:
+            next_asks: dict[int, list[Check]] = {}
             try:
-                answers = self._score_round(asks, tallies)
+                # Each plan takes its next step as soon as its own scores are in, while the
+                # model scores the rest of the round (see ``_score_round``).
+                for i, scores in self._score_round(asks, tallies):
+                    try:
+                        next_asks[i] = tallies[i].step(plans[i], scores)
+                    except StopIteration as done:
+                        outcomes[i] = done.value
+                    except Exception as exc:
+                        outcomes[i] = exc
             except Exception as exc:
                 error = (
                     exc if isinstance(exc, OracleError) else OracleError(f"oracle failed: {exc!r}")
@@ -119,15 +129,7 @@ class PlanDriver:
                 for i in asks:
                     outcomes[i] = error
                 break
-            next_asks: dict[int, list[Check]] = {}
-            for i, scores in answers.items():
-                try:
-                    next_asks[i] = tallies[i].step(plans[i], scores)
-                except StopIteration as done:
-                    outcomes[i] = done.value
-                except Exception as exc:
-                    outcomes[i] = exc
-            asks = next_asks
+            asks = dict(sorted(next_asks.items()))  # request order, as the plans started
         return [o if o is not None else OracleError("evaluation did not finish") for o in outcomes]
 
     def _count_tokens(self, texts: set[str]) -> dict[str, int]:
@@ -145,16 +147,26 @@ class PlanDriver:
 
     def _score_round(
         self, asks: Mapping[int, list[Check]], tallies: list[_Tally]
-    ) -> dict[int, list[Scores]]:
-        """Score every check of this round: empty premises and cache first, the rest batched.
+    ) -> Iterator[tuple[int, list[Scores]]]:
+        """Score every check of this round: empty premises and cache first, the rest in one
+        oracle call; yields each request's scores as soon as they are all in.
 
-        The round's time is shared among its requests in proportion to the text (premise and
-        claim characters, a proxy for model tokens) of the pairs each sent to the model, or to
-        their checks when none did: each request's ``compute`` gets its own share.
+        With an oracle whose ``overlap`` is on (:class:`~ene_core.oracle.NLIOracle` on CUDA: its
+        ``score_parts`` reports each forward pass through ``on_scored``) and more than one
+        request in the round, the call runs on a worker thread and the caller steps the plans
+        whose scores are in while the model runs the rest (torch and the tokenizers release the
+        GIL). The call and its scores are the same either way; no plan reads another's scores.
+
+        Each request's ``compute`` gets its share of the round: of the model's time, pass by
+        pass, in proportion to the text (premise and claim characters, a proxy for model tokens)
+        of its pairs in the pass; of the bookkeeping, in proportion to the text it sent to the
+        model in the round, or to its checks when no request sent any.
         """
         started = time.perf_counter()
         model = self.oracle.name
-        todo: dict[tuple[str, str, str], None] = {}
+        todo: dict[tuple[str, str, str], tuple[Premise, int]] = {}  # fresh pair -> its sender
+        place: dict[tuple[str, str, str], int] = {}  # a fresh pair's index in ``todo``
+        needs: dict[int, set[int]] = {i: set() for i in asks}  # the fresh pairs each waits for
         weights = dict.fromkeys(asks, 0)
         for i, checks in asks.items():
             tally = tallies[i]
@@ -163,54 +175,139 @@ class PlanDriver:
                 key = (model, premise.text, claim)
                 if not premise.text:
                     tally.empty += 1
-                elif key in todo or self.cache.get(key) is not None:
+                elif key in todo:
+                    tally.hits += 1
+                    needs[i].add(place[key])
+                elif self.cache.get(key) is not None:
                     tally.hits += 1
                 else:
-                    todo[key] = None
+                    needs[i].add(place.setdefault(key, len(todo)))
+                    todo[key] = (premise, i)
                     tally.forward += 1
                     weights[i] += len(premise.text) + len(claim)
         if not any(weights.values()):
             weights = {i: len(checks) for i, checks in asks.items()}
-        try:
-            return self._scores(asks, tallies, todo)
-        finally:
-            elapsed = time.perf_counter() - started
-            _share([tallies[i] for i in weights], elapsed, list(weights.values()))
-
-    def _scores(
-        self,
-        asks: Mapping[int, list[Check]],
-        tallies: list[_Tally],
-        todo: dict[tuple[str, str, str], None],
-    ) -> dict[int, list[Scores]]:
-        """The scores of every check: fresh pairs through the oracle in one call, the rest
-        from the cache (or free, for an empty premise)."""
-        model = self.oracle.name
-        pending = list(todo)
+        pending = list(todo.items())
         fresh: dict[tuple[str, str, str], Scores] = {}
-        if pending:
-            scores = self.oracle.score([(p, h) for _, p, h in pending])
-            if len(scores) != len(pending):
-                raise OracleError(f"oracle returned {len(scores)} scores for {len(pending)} pairs")
-            for key, computed in zip(pending, scores, strict=True):
+
+        def store(done: Sequence[int], scores: Sequence[Scores], seconds: float) -> list[int]:
+            """Keep a forward pass's scores, charge its time to the requests that sent its
+            pairs; the requests that now have all their scores."""
+            senders: dict[int, int] = {}
+            ready = []
+            for n, computed in zip(done, scores, strict=True):
                 _validate(computed)
+                key, (premise, sender) = pending[n]
                 fresh[key] = computed
-                self.cache.put(key, computed)
+                senders[sender] = senders.get(sender, 0) + len(premise.text) + len(key[2])
+                for i in waiting.pop(n, ()):
+                    needs[i].discard(n)
+                    if not needs[i]:
+                        ready.append(i)
+            _share([tallies[j] for j in senders], seconds, [*senders.values()])
+            return sorted(ready)
+
+        waiting: dict[int, list[int]] = {}
+        for i in asks:
+            for n in needs[i]:
+                waiting.setdefault(n, []).append(i)
+        first = [i for i in asks if not needs[i]]
+        _share([tallies[i] for i in weights], time.perf_counter() - started, [*weights.values()])
+        try:
+            if len(first) == len(asks):
+                batches: Iterator[list[int]] = iter([first])
+            elif len(asks) > 1 and getattr(self.oracle, "overlap", False):
+                batches = self._streamed(pending, store, first)
+            else:
+                call = time.perf_counter()
+                scores = self._call(pending)
+                batches = iter([first, store(range(len(pending)), scores, _since(call))])
+            for ready in batches:
+                for i in ready:
+                    row_started = time.perf_counter()
+                    row = self._row(asks[i], tallies[i], fresh)
+                    tallies[i].compute += time.perf_counter() - row_started
+                    yield i, row
+        finally:
+            for key, _ in pending:  # in the order sent, whatever order the passes came in
+                if key in fresh:
+                    self.cache.put(key, fresh[key])
+
+    def _streamed(
+        self,
+        pending: list[tuple[tuple[str, str, str], tuple[Premise, int]]],
+        store: Callable[[Sequence[int], Sequence[Scores], float], list[int]],
+        first: list[int],
+    ) -> Iterator[list[int]]:
+        """The oracle call on a worker thread, which stores each forward pass's scores as it
+        comes: yields the requests that are ready, as they become so."""
+        reports: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        clock = [time.perf_counter()]
+        reported: set[int] = set()
+
+        def on_scored(done: list[int], scores: list[Scores]) -> None:
+            now = time.perf_counter()
+            reported.update(done)
+            ready = store(done, scores, now - clock[0])
+            clock[0] = now
+            if ready:  # wake the caller only when a plan can move
+                reports.put(ready)
+
+        def call() -> None:
+            try:
+                scores = self._call(pending, on_scored)
+                missing = [n for n in range(len(pending)) if n not in reported]
+                reports.put(store(missing, [scores[n] for n in missing], _since(clock[0])))
+                reports.put(None)
+            except BaseException as exc:
+                reports.put(exc)
+
+        worker = threading.Thread(target=call, name="ene-model", daemon=True)
+        worker.start()
+        try:
+            yield first
+            while (report := reports.get()) is not None:
+                if isinstance(report, BaseException):
+                    raise report
+                yield report
+        finally:
+            worker.join()
+
+    def _call(
+        self,
+        batch: Sequence[tuple[tuple[str, str, str], tuple[Premise, int]]],
+        on_scored: Callable[[list[int], list[Scores]], None] | None = None,
+    ) -> list[Scores]:
+        """The oracle's scores of fresh pairs; premises as their parts where it takes them."""
+        score_parts = getattr(self.oracle, "score_parts", None)
+        if score_parts is not None:
+            pairs = [(p.parts or (p.text,), key[2]) for key, (p, _) in batch]
+            scores = score_parts(pairs) if on_scored is None else score_parts(pairs, on_scored)
+        else:
+            scores = self.oracle.score([(p.text, key[2]) for key, (p, _) in batch])
+        if len(scores) != len(batch):
+            raise OracleError(f"oracle returned {len(scores)} scores for {len(batch)} pairs")
+        return scores
+
+    def _row(
+        self, checks: list[Check], tally: _Tally, fresh: Mapping[tuple[str, str, str], Scores]
+    ) -> list[Scores]:
+        """The scores of one request's checks: fresh from this round, from the cache, or free
+        for an empty premise."""
+        model = self.oracle.name
         empty = Scores(0.0, 0.0)
-        results: dict[int, list[Scores]] = {}
-        for i, checks in asks.items():
-            row = []
-            for premise, claim in checks:
-                key = (model, premise.text, claim)
-                value: Scores | None = (
-                    empty if not premise.text else fresh.get(key) or self.cache.get(key)
-                )
-                if value is None:  # evicted between lookup and use: tiny cache under load
-                    value = self.oracle.score([(premise.text, claim)])[0]
-                row.append(value)
-                tallies[i].truncated += value.truncated
-            results[i] = row
-        return results
+        row = []
+        for premise, claim in checks:
+            key = (model, premise.text, claim)
+            value: Scores | None = (
+                empty if not premise.text else fresh.get(key) or self.cache.get(key)
+            )
+            if value is None:  # evicted between lookup and use: tiny cache under load
+                value = self._call([(key, (premise, 0))])[0]
+                _validate(value)
+            row.append(value)
+            tally.truncated += value.truncated
+        return row
 
 
 def _share(tallies: Sequence[_Tally], seconds: float, weights: Sequence[int]) -> None:
@@ -218,6 +315,10 @@ def _share(tallies: Sequence[_Tally], seconds: float, weights: Sequence[int]) ->
     total = sum(weights)
     for tally, weight in zip(tallies, weights, strict=True):
         tally.compute += seconds * (weight / total if total else 1 / len(tallies))
+
+
+def _since(start: float) -> float:
+    return time.perf_counter() - start
 
 
 def _text_size(request: Request) -> int:

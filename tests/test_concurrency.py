@@ -139,3 +139,34 @@ def test_real_oracle_under_64_concurrent_callers(tiny_model_dir: str, device: st
     assert shared.worker_stats["batches"] < len(requests)  # callers shared forward passes
     assert any(c.necessary for r in results for c in r.claims)  # leave-one-out really ran
     shared.close()
+
+
+def test_a_lone_request_does_not_wait_out_the_window() -> None:
+    # A ten-minute window: the request would time out below if the worker waited for company.
+    engine = NecessityEngine(KeywordOracle(), max_wait_ms=600_000)
+    eng = engine.submit("Paris is the capital of France.", FACTS).result(timeout=60)
+    assert eng.claims[0].status == "supported"
+    assert engine.worker_stats["batches"] == 1
+    engine.close()
+
+
+class EnteringOracle(SlowOracle):
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = threading.Event()
+
+    def score(self, pairs):  # type: ignore[no-untyped-def]
+        self.entered.set()
+        return super().score(pairs)
+
+
+def test_requests_queued_behind_a_busy_worker_form_one_batch() -> None:
+    oracle = EnteringOracle()
+    engine = NecessityEngine(oracle, max_wait_ms=50)
+    first = engine.submit("Paris is the capital of France.", FACTS)
+    assert oracle.entered.wait(30)  # the worker is busy with the first request alone
+    rest = [engine.submit(answer, FACTS) for answer in FACTS]
+    oracle.gate.set()
+    assert all(f.result(timeout=30).claims for f in [first, *rest])
+    assert engine.worker_stats["batches"] == 2  # the lone first, then the six queued together
+    engine.close()

@@ -132,6 +132,26 @@ def test_gpu_groups_do_not_depend_on_batch_neighbours(cuda: str) -> None:
     assert [oracle.score([p])[0] for p in mixed[:6]] == reference[:6]  # bitwise, alone
 
 
+def test_gpu_overlap_reports_every_pass_with_the_same_scores(cuda: str) -> None:
+    """On by default on CUDA: each pass comes back through pinned copies and events while the
+    device runs on; the scores, and the engine's ENGs, are those of one transfer per call."""
+    oracle = NLIOracle(device=cuda)
+    assert oracle.overlap
+    mixed = PAIRS + pairs(40, long=True, seed=1)
+    seen: list[int] = []
+    streamed = oracle.score_parts(
+        [((p,), h) for p, h in mixed], lambda done, scores: seen.extend(done)
+    )
+    assert sorted(seen) == list(range(len(mixed)))
+    assert streamed == oracle.score(mixed)
+    requests = [{"answer": " ".join(CLAIMS[i : i + 3]), "contexts": FACTS} for i in range(6)]
+    overlapped = NecessityEngine(oracle, support_matrix=True).evaluate_many(requests)
+    plain = NecessityEngine(NLIOracle(device=cuda, overlap=False), support_matrix=True)
+    assert [e.verdicts() for e in overlapped] == [
+        e.verdicts() for e in plain.evaluate_many(requests)
+    ]
+
+
 def test_real_gpu_out_of_memory_is_split_and_retried(cuda: str, memory_cap) -> None:  # type: ignore[no-untyped-def]
     work = pairs(2048, long=True, seed=2)  # every pair fills the 192-token bucket
     reference = NLIOracle(device=cuda, dtype="float32").score(work[:64])

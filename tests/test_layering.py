@@ -64,6 +64,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "claims",
                 "citations",
                 "premise",
+                "encoding",
                 "oracle",
                 "graph",
                 "batcher",
