@@ -1,7 +1,7 @@
 """Score the engine on the hand-written necessity dev set (``benchmarks/data/necessity_dev.jsonl``).
 
     python benchmarks/necessity_dev.py [--model PATH] [--threshold T] [--top-k K]
-        [--max-words W] [--max-sentence-words S] [--json OUT]
+        [--contradiction-threshold TC] [--max-words W] [--max-sentence-words S] [--json OUT]
 
 Runs every answer through ``NecessityEngine`` (the shipped verifier, or any local Hugging Face
 NLI model dir with ``--model``) and prints:
@@ -303,7 +303,12 @@ def build_engine(args: argparse.Namespace) -> NecessityEngine:
     from ene_core import NLIOracle
 
     oracle = NLIOracle(args.model, device=args.device, batch_size=args.batch_size)
-    return NecessityEngine(oracle, args.threshold, packer=packer)
+    return NecessityEngine(
+        oracle,
+        args.threshold,
+        packer=packer,
+        contradiction_threshold=args.contradiction_threshold,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -312,6 +317,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", default=str(DATA), help="the dev set JSONL")
     parser.add_argument("--model", help="local Hugging Face NLI model dir (default: shipped)")
     parser.add_argument("--threshold", type=float, help="tau (default: the model's calibrated)")
+    parser.add_argument(
+        "--contradiction-threshold", type=float, help="tau_c (default: the model's calibrated)"
+    )
     parser.add_argument("--top-k", type=int, default=defaults.top_k)
     parser.add_argument("--max-words", type=int, default=defaults.max_words)
     parser.add_argument("--max-sentence-words", type=int, default=defaults.max_sentence_words)

@@ -69,6 +69,8 @@ class TrainConfig:
     distill_temperature: float = 2.0
     export_every: int = 0  # steps between intermediate exports (0 = once per epoch)
     max_minutes: float = 0.0  # stop (and export) after this much training time (0 = no limit)
+    max_steps: int = 0  # 0 = epochs decide; else the schedule decays to zero at this step
+    mix_share: float = 0.5  # share of every batch drawn from the --mix pairs
 
 
 # --------------------------------------------------------------------------- base model
@@ -334,7 +336,11 @@ def train(
     n_recipe = len(train_pairs)
     train_pairs = train_pairs + mix_train
     log.info("data ready in %.1fs\n%s", time.time() - t_start, splits.summary())
-    log.info("mixed in %d counterbalanced pairs (half of every batch)", len(mix_train))
+    log.info(
+        "mixed in %d counterbalanced pairs (%.0f%% of every batch)",
+        len(mix_train),
+        100 * cfg.mix_share,
+    )
 
     with tempfile.TemporaryDirectory() as tmp:
         model, tokenizer = load_model(base or base_model_dir(Path(tmp)))
@@ -358,7 +364,7 @@ def train(
     lengths = [len(x) for x in enc.input_ids]
     rng = random.Random(cfg.seed)
     steps_per_epoch = math.ceil(len(train_pairs) / cfg.batch_size)
-    total_steps = int(steps_per_epoch * cfg.epochs)
+    total_steps = cfg.max_steps or int(steps_per_epoch * cfg.epochs)
     decay, no_decay = [], []
     for p in model.parameters():
         if p.requires_grad:
@@ -386,15 +392,16 @@ def train(
         if not mix_train:
             while True:
                 yield from length_grouped_batches(lengths, cfg.batch_size, rng)
-        half = cfg.batch_size // 2
+        n_mix = max(1, round(cfg.batch_size * cfg.mix_share))
         recipe_len, mix_len = lengths[:n_recipe], lengths[n_recipe:]
 
-        def stream(lens: list[int], offset: int) -> Iterator[list[int]]:
+        def stream(lens: list[int], offset: int, size: int) -> Iterator[list[int]]:
             while True:
-                for b in length_grouped_batches(lens, half, rng):
+                for b in length_grouped_batches(lens, size, rng):
                     yield [offset + i for i in b]
 
-        for a, b in zip(stream(recipe_len, 0), stream(mix_len, n_recipe), strict=False):
+        recipe = stream(recipe_len, 0, cfg.batch_size - n_mix)
+        for a, b in zip(recipe, stream(mix_len, n_recipe, n_mix), strict=False):
             yield a + b
 
     seen, run_loss = 0, 0.0
