@@ -1,6 +1,6 @@
 """Score the engine on the contrast dev set (``benchmarks/data/contrast_dev.jsonl``)::
 
-    python benchmarks/contrast.py [--model PATH] [--json OUT]
+    python benchmarks/contrast.py [--model PATH] [--raw-quantities] [--json OUT]
 
 Each item is one claim against one to three chunks, of one kind: *negation* (the claim says
 with a negation what a chunk says with a privative word, antonym, bound or quantifier, and
@@ -18,7 +18,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from ene_core import NecessityEngine, NLIOracle
+from ene_core import NecessityEngine, NLIOracle, PremisePacker
 
 DATA = Path(__file__).resolve().parent / "data" / "contrast_dev.jsonl"
 
@@ -28,12 +28,18 @@ def main() -> None:
     ap.add_argument("--model", default=None, help="model dir (default: the shipped verifier)")
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument(
+        "--raw-quantities", action="store_true", help="amounts as written (no alignment)"
+    )
     ap.add_argument("-v", "--verbose", action="store_true", help="print every wrong item")
     args = ap.parse_args()
     items = [
         json.loads(line) for line in args.data.read_text(encoding="utf-8").splitlines() if line
     ]
-    engine = NecessityEngine(oracle=NLIOracle(args.model) if args.model else None)
+    engine = NecessityEngine(
+        oracle=NLIOracle(args.model) if args.model else None,
+        packer=PremisePacker(align_quantities=not args.raw_quantities),
+    )
     requests = [{"answer": it["claim"], "contexts": it["chunks"], "id": it["id"]} for it in items]
     right: Counter[str] = Counter()
     total: Counter[str] = Counter()

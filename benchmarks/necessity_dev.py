@@ -1,7 +1,7 @@
 """Score the engine on the hand-written necessity dev set (``benchmarks/data/necessity_dev.jsonl``).
 
     python benchmarks/necessity_dev.py [--model PATH] [--threshold T] [--top-k K]
-        [--contradiction-threshold TC] [--max-words W] [--max-sentence-words S] [--json OUT]
+        [--contradiction-threshold TC] [--raw-quantities] [--max-words W] [--max-sentence-words S] [--json OUT]
 
 Runs every answer through ``NecessityEngine`` (the shipped verifier, or any local Hugging Face
 NLI model dir with ``--model``) and prints:
@@ -294,7 +294,10 @@ def report(result: dict[str, Any]) -> str:
 
 def build_engine(args: argparse.Namespace) -> NecessityEngine:
     packer = PremisePacker(
-        top_k=args.top_k, max_words=args.max_words, max_sentence_words=args.max_sentence_words
+        top_k=args.top_k,
+        max_words=args.max_words,
+        max_sentence_words=args.max_sentence_words,
+        align_quantities=not args.raw_quantities,
     )
     if args.oracle == "keyword":
         from ene_core.testing import KeywordOracle
@@ -323,6 +326,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--top-k", type=int, default=defaults.top_k)
     parser.add_argument("--max-words", type=int, default=defaults.max_words)
     parser.add_argument("--max-sentence-words", type=int, default=defaults.max_sentence_words)
+    parser.add_argument(
+        "--raw-quantities", action="store_true", help="amounts as written (no alignment)"
+    )
     parser.add_argument("--device", help="cpu, cuda ... (default: cuda if available)")
     parser.add_argument("--batch-size", type=int)
     parser.add_argument(

@@ -12,6 +12,10 @@ The engine builds the index over its contexts in a canonical order (by content, 
 :func:`ene_core.contexts.canonical_order`), so "earlier" and "original order" never depend on
 the order the user passed the contexts in.
 
+Amounts in the packed sentences are written as the claim writes them where the values are
+equal, or in the claim's unit (:func:`ene_core.quantities.align`): "12,000 metres" reads
+"12 kilometres" for a claim in kilometres. Ranking reads the texts as written.
+
 Leaving context ``i`` out re-ranks without ``i``'s sentences. When none of them were in the
 premise, the premise is unchanged and the engine reuses the verdict instead of calling the model.
 """
@@ -26,6 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .claims import split_sentences
+from .quantities import align
 
 _TOKEN = re.compile(r"[^\W_]+(?:[.,'][^\W_]+)*", re.UNICODE)
 _STOPWORDS = frozenset(
@@ -267,10 +272,10 @@ class EvidenceIndex:
         if found is None:
             if len(self._premises) >= _PREMISES_PER_INDEX:
                 self._premises.clear()
-            found = self._premises[key] = self._pack(self._ranking(claim), allowed)
+            found = self._premises[key] = self._pack(claim, self._ranking(claim), allowed)
         return found
 
-    def _pack(self, ranked: list[_Sentence], allowed: frozenset[int] | None) -> Premise:
+    def _pack(self, claim: str, ranked: list[_Sentence], allowed: frozenset[int] | None) -> Premise:
         chosen: list[_Sentence] = []
         seen: set[str] = set()  # a repeated sentence (near-duplicate chunks) adds nothing
         words = 0
@@ -292,7 +297,8 @@ class EvidenceIndex:
         previous = -1
         for s in chosen:
             separator = "" if not parts else " " if s.context == previous else "\n"
-            parts.append(separator + s.text)
+            text = align(s.text, claim) if self.packer.align_quantities else s.text
+            parts.append(separator + text)
             previous = s.context
         sources = tuple((s.context, s.position) for s in chosen)
         return Premise("".join(parts), sources, tuple(parts))
@@ -323,6 +329,7 @@ class PremisePacker:
     top_k: int = 3
     max_words: int = 220
     max_sentence_words: int = 80
+    align_quantities: bool = True  # amounts in the claim's words (ene_core.quantities)
 
     def index(self, contexts: Sequence[str]) -> EvidenceIndex:
         """The index of ``contexts``: the same object for the same texts and settings while it
@@ -330,13 +337,16 @@ class PremisePacker:
         remembers, so requests and threads share it)."""
         return _index(self, tuple(contexts))
 
-    def describe(self) -> dict[str, int | str]:
-        return {
+    def describe(self) -> dict[str, int | str | bool]:
+        described: dict[str, int | str | bool] = {
             "rule": "bm25-top-k",
             "top_k": self.top_k,
             "max_words": self.max_words,
             "max_sentence_words": self.max_sentence_words,
         }
+        if self.align_quantities:
+            described["quantities"] = "aligned"
+        return described
 
 
 @lru_cache(maxsize=256)

@@ -1,0 +1,433 @@
+"""Quantities written another way: re-express the evidence's amounts in the claim's words.
+
+A small NLI model reads "12,000 metres" and "12 kilometres", "two dozen" and "twenty-four",
+"quarterly" and "every three months", "up to 40" and "no more than 40" as different facts.
+:func:`align` rewrites each amount of an evidence sentence that has the same value (and the
+same bound) as an amount of the claim into the claim's own words, and re-expresses a length,
+mass, duration or share in the claim's unit when the values differ, so the model compares like
+with like. Every rewrite keeps the sentence's meaning: values are exact fractions and a
+rewrite happens only where the two sides are provably equal (or the unit conversion is exact).
+Deterministic and offline; no model is involved.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+__all__ = ["Quantity", "align", "quantities"]
+
+_SMALL = {
+    w: i
+    for i, w in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+        ]
+    )
+}
+_TENS = {
+    w: 10 * (i + 2)
+    for i, w in enumerate(
+        ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+    )
+}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
+_ORDINAL_SHARES = {
+    "half": 2,
+    "halves": 2,
+    "third": 3,
+    "thirds": 3,
+    "quarter": 4,
+    "quarters": 4,
+    "fifth": 5,
+    "fifths": 5,
+    "tenth": 10,
+    "tenths": 10,
+}
+_DAY = Fraction(1)
+_MONTH = Fraction(36525, 1200)  # days: a twelfth of a Julian year
+_YEAR = Fraction(36525, 100)
+# unit word -> (dimension, size in the dimension's base unit)
+_UNITS: dict[str, tuple[str, Fraction]] = {}
+
+
+def _unit(dimension: str, size: Fraction | int, *names: str) -> None:
+    for name in names:
+        _UNITS[name] = (dimension, Fraction(size))
+
+
+_unit("length", Fraction(1, 1000), "mm", "millimetre", "millimetres", "millimeter", "millimeters")
+_unit("length", Fraction(1, 100), "cm", "centimetre", "centimetres", "centimeter", "centimeters")
+_unit("length", 1, "m", "metre", "metres", "meter", "meters")
+_unit("length", 1000, "km", "kilometre", "kilometres", "kilometer", "kilometers")
+_unit("length", Fraction(1609344, 1000), "mile", "miles")
+_unit("mass", Fraction(1, 1000), "g", "gram", "grams")
+_unit("mass", 1, "kg", "kilogram", "kilograms", "kilo", "kilos")
+_unit("mass", 1000, "tonne", "tonnes", "metric ton", "metric tons")
+_unit("time", Fraction(1, 86400), "second", "seconds", "sec", "secs")
+_unit("time", Fraction(1, 1440), "minute", "minutes", "min", "mins")
+_unit("time", Fraction(1, 24), "hour", "hours", "hr", "hrs")
+_unit("time", _DAY, "day", "days")
+_unit("time", 7, "week", "weeks")
+_unit("time", 14, "fortnight", "fortnights")
+_unit("time", _MONTH, "month", "months")
+_unit("time", _YEAR, "year", "years")
+_unit("time", 10 * _YEAR, "decade", "decades")
+_unit("time", 100 * _YEAR, "century", "centuries")
+_unit("money", 1, "dollar", "dollars", "usd", "euro", "euros", "eur")
+_CURRENCY = {"$": "dollars", "€": "euros", "£": "sterling"}
+_UNIT_WORDS = sorted(_UNITS, key=len, reverse=True)
+
+_FREQUENCY_WORDS = {
+    "hourly": Fraction(1, 24),
+    "daily": _DAY,
+    "nightly": _DAY,
+    "weekly": Fraction(7),
+    "fortnightly": Fraction(14),
+    "monthly": _MONTH,
+    "quarterly": 3 * _MONTH,
+    "semiannually": 6 * _MONTH,
+    "semi-annually": 6 * _MONTH,
+    "annually": _YEAR,
+    "yearly": _YEAR,
+}
+_TIMES = {"once": 1, "twice": 2, "thrice": 3}
+_BOUNDS = {
+    "up to": "<=",
+    "no more than": "<=",
+    "not more than": "<=",
+    "at most": "<=",
+    "a maximum of": "<=",
+    "at least": ">=",
+    "no fewer than": ">=",
+    "no less than": ">=",
+    "not less than": ">=",
+    "a minimum of": ">=",
+    "more than": ">",
+    "over": ">",
+    "fewer than": "<",
+    "less than": "<",
+    "under": "<",
+    "about": "~",
+    "around": "~",
+    "approximately": "~",
+    "roughly": "~",
+    "some": "~",
+}
+
+_W = "|".join([*_SMALL, *_TENS])
+_WORD_NUMBER = rf"(?:{_W})(?:-(?:{_W}))?"
+_WORDS = rf"{_WORD_NUMBER}(?:\s+(?:and\s+)?(?:{_WORD_NUMBER}|hundred|thousand|million|billion))*"
+_DIGITS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_NUMBER = (
+    rf"(?:(?P<digits>{_DIGITS})(?:\s+(?P<scale>hundred|thousand|million|billion))?"
+    rf"|(?P<words>{_WORDS})|(?P<article>an?)(?=\s+(?:dozen|{'|'.join(_UNIT_WORDS)})\b))"
+    r"(?P<half>\s+and\s+a\s+half)?"
+    r"(?:\s+(?P<dozen>dozen))?"
+)
+_UNIT = rf"(?:\s*-?\s*(?P<unit>{'|'.join(re.escape(u) for u in _UNIT_WORDS)})\b)"
+_SHARE = (
+    rf"(?:(?P<share_n>a|an|one|{_WORD_NUMBER})\s+(?P<share_d>{'|'.join(_ORDINAL_SHARES)})\b"
+    r"|(?P<bare_half>half)\b(?!\s+an?\s)"
+    r"|(?P<percent_n>\d+(?:\.\d+)?|" + _WORD_NUMBER + r")\s*(?:%|\s+percent\b|\s+per\s+cent\b))"
+)
+_HALF_UNIT = r"(?P<half_of>half\s+an?\s+(?P<half_unit>hour|day|year|minute|week|month|century))\b"
+_UNIT_AND_HALF = r"(?:an?\s+(?P<uh_unit>hour|day|year|minute|week|month)\s+and\s+a\s+half)\b"
+_FREQUENCY = (
+    rf"(?:(?P<freq_word>{'|'.join(re.escape(w) for w in _FREQUENCY_WORDS)})\b"
+    rf"|(?:every|each)\s+(?:(?P<every_n>\d+|{_WORD_NUMBER}|other)\s+)?"
+    r"(?P<every_unit>hour|day|week|fortnight|month|year|hours|days|weeks|months|years)\b"
+    rf"|(?P<times>once|twice|thrice|(?:\d+|{_WORD_NUMBER})\s+times)\s+(?:a|an|per|each|every)\s+"
+    r"(?P<times_unit>hour|day|week|fortnight|month|year)\b)"
+)
+_BOUND = (
+    r"(?:(?P<bound>"
+    + "|".join(re.escape(b) for b in sorted(_BOUNDS, key=len, reverse=True))
+    + r")\s+)?"
+)
+_CURRENCY_SIGN = r"(?:(?P<currency>[$€£])\s?)"
+_PATTERN = re.compile(
+    rf"(?<![\w$€£.,-])(?:{_FREQUENCY}|{_BOUND}(?:{_HALF_UNIT}|{_UNIT_AND_HALF}|{_SHARE}"
+    rf"|{_CURRENCY_SIGN}?{_NUMBER}{_UNIT}?))(?![\w-]|[.,]\d)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """One amount in a text: ``text[start:end]`` means ``bound value`` in ``dimension``.
+
+    ``unit`` is the unit word as written (or ``""``), ``style`` how the number is written
+    (``digits``, ``words`` or ``phrase``).
+    """
+
+    start: int
+    end: int
+    surface: str
+    dimension: str
+    value: Fraction
+    bound: str
+    unit: str
+    style: str
+
+
+def _words_value(text: str) -> int | None:
+    total = current = 0
+    previous = ""
+    for token in re.split(r"[\s-]+", text.lower()):
+        if token == "and":
+            continue
+        if token in _SMALL or token in _TENS:
+            value = _SMALL.get(token, _TENS.get(token, 0))
+            # "twenty four" is one number, "four four" or "twelve seven" are not
+            if previous in _SMALL or (previous in _TENS and token in _TENS):
+                return None
+            if previous in _TENS and value >= 10:
+                return None
+            current += value
+        elif token == "hundred":
+            if current == 0 or current >= 100:
+                return None
+            current *= 100
+        elif token in _SCALES:
+            total += max(current, 1) * _SCALES[token]
+            current = 0
+        else:
+            return None
+        previous = token
+    return total + current
+
+
+def _number(text: str) -> Fraction | None:
+    text = text.strip().lower()
+    if re.fullmatch(_DIGITS, text):
+        return Fraction(text.replace(",", ""))
+    if text in ("a", "an", "one"):
+        return Fraction(1)
+    value = _words_value(text)
+    return None if value is None else Fraction(value)
+
+
+def _measure(m: re.Match[str]) -> tuple[str, Fraction, str, str] | None:
+    """``(dimension, value in base units, unit as written, style)`` of one match."""
+    g = m.groupdict()
+    if g["freq_word"]:
+        return "frequency", _FREQUENCY_WORDS[g["freq_word"].lower()], "", "phrase"
+    if g["every_unit"]:
+        unit = g["every_unit"].lower()
+        n = g["every_n"]
+        count = Fraction(2) if n and n.lower() == "other" else _number(n) if n else Fraction(1)
+        if count is None or (n is None and unit.endswith("s")):
+            return None
+        return "frequency", count * _UNITS[unit][1], "", "phrase"
+    if g["times"]:
+        times = g["times"].lower()
+        count = Fraction(_TIMES[times]) if times in _TIMES else _number(times[: -len(" times")])
+        if not count:
+            return None
+        return "frequency", _UNITS[g["times_unit"].lower()][1] / count, "", "phrase"
+    if g["half_of"]:
+        return "time", _UNITS[g["half_unit"].lower()][1] / 2, g["half_unit"], "phrase"
+    if g["uh_unit"]:
+        return "time", _UNITS[g["uh_unit"].lower()][1] * Fraction(3, 2), g["uh_unit"], "phrase"
+    if g["share_d"]:
+        n = _number(g["share_n"])
+        if n is None:
+            return None
+        return "share", n / _ORDINAL_SHARES[g["share_d"].lower()], "", "phrase"
+    if g["bare_half"]:
+        return "share", Fraction(1, 2), "", "phrase"
+    if g["percent_n"]:
+        n = _number(g["percent_n"])
+        return None if n is None else ("share", n / 100, "%", "digits")
+    if g["digits"]:
+        value = Fraction(g["digits"].replace(",", ""))
+        if g["scale"]:
+            value *= _SCALES[g["scale"].lower()]
+        style = "digits"
+    elif g["words"]:
+        number = _number(g["words"])
+        if number is None:
+            return None
+        value, style = number, "words"
+    elif g["article"]:
+        value, style = Fraction(1), "words"
+    else:
+        return None
+    if g["half"]:
+        value += Fraction(1, 2)
+    if g["dozen"]:
+        value *= 12
+        style = "phrase"
+    if g["currency"]:
+        return "money:" + _CURRENCY[g["currency"]], value, "", style
+    if g["unit"]:
+        dimension, size = _UNITS[g["unit"].lower()]
+        if dimension == "money":
+            dimension = "money:" + ("euros" if g["unit"].lower().startswith("eur") else "dollars")
+        return dimension, value * size, g["unit"], style
+    if g["article"]:
+        return None
+    digits = g["digits"] or ""
+    if re.fullmatch(r"1\d{3}|20\d{2}|21\d{2}", digits) and not g["bound"]:
+        return None  # a year, not an amount
+    return "count", value, "", style
+
+
+@lru_cache(maxsize=1 << 14)
+def quantities(text: str) -> tuple[Quantity, ...]:
+    """The amounts written in ``text``, left to right."""
+    if not any(ch.isdigit() for ch in text) and not _HINT.search(text):
+        return ()
+    found = []
+    for m in _PATTERN.finditer(text):
+        measured = _measure(m)
+        if measured is None:
+            continue
+        dimension, value, unit, style = measured
+        bound = _BOUNDS[re.sub(r"\s+", " ", m["bound"].lower())] if m["bound"] else ""
+        found.append(Quantity(m.start(), m.end(), m.group(), dimension, value, bound, unit, style))
+    return tuple(found)
+
+
+_HINT = re.compile(
+    rf"\b(?:{_W}|hundred|thousand|million|dozen|half|third|quarter|fifth|tenth|percent|once|"
+    rf"twice|thrice|every|each|hour|minute|day|week|month|year|decade|centur|metre|meter|mile|"
+    rf"gram|kilo|tonne|dollar|euro|{'|'.join(_FREQUENCY_WORDS)})",
+    re.IGNORECASE,
+)
+
+_UNIT_SPELLING = {"km", "m", "cm", "mm", "kg", "g", "hr", "hrs", "min", "mins", "sec", "secs"}
+
+
+def _format(value: Fraction, like: Quantity) -> str | None:
+    """``value`` (in base units) written with ``like``'s unit and number style, if exact."""
+    size = _UNITS[like.unit.lower()][1] if like.unit and like.unit.lower() in _UNITS else 1
+    if like.dimension == "share" and like.unit == "%":
+        size = Fraction(1, 100)
+    n = value / size
+    if n.denominator not in (1, 2, 4, 5, 8, 10, 20, 25, 40, 50, 100, 125, 200, 250, 500, 1000):
+        return None  # not a short decimal: the conversion would round
+    number = f"{float(n):.3f}".rstrip("0").rstrip(".") if n.denominator != 1 else str(n)
+    if n >= 10_000 and n.denominator == 1:
+        number = f"{n.numerator:,}"
+    if like.style == "words" and n.denominator == 1 and n < 100:
+        number = _spell(int(n))
+    if like.dimension == "share" and like.style == "phrase":
+        return _fraction(value)
+    if like.dimension == "share":
+        return f"{number}%" if "%" in like.surface else f"{number} percent"
+    unit = like.unit
+    if unit and unit.lower() not in _UNIT_SPELLING:
+        singular = unit[:-1] if unit.lower().endswith("s") else unit
+        if singular.lower() == "centurie":
+            singular = singular[:-3] + "y"
+        unit = singular if n == 1 else _plural(singular)
+    at = like.surface.lower().rfind(like.unit.lower())
+    before = like.surface[at - 1] if at > 0 else " "
+    gap = "" if before.isdigit() else "-" if before == "-" else " "
+    return f"{number}{gap}{unit}" if unit else number
+
+
+_DENOMINATORS = {2: "half", 3: "third", 4: "quarter", 5: "fifth", 10: "tenth"}
+
+
+def _fraction(value: Fraction) -> str | None:
+    """``1/4`` as "a quarter", ``2/3`` as "two thirds"; ``None`` for other values."""
+    name = _DENOMINATORS.get(value.denominator)
+    if name is None or not 0 < value < 1:
+        return None
+    if value.numerator == 1:
+        return "half" if name == "half" else f"a {name}"
+    return f"{_spell(value.numerator)} {name}s"
+
+
+def _plural(word: str) -> str:
+    return (
+        word[:-1] + "ies"
+        if word.lower().endswith("y") and word[-2:-1] not in "aeiou"
+        else word + "s"
+    )
+
+
+def _spell(n: int) -> str:
+    words = {v: w for w, v in (*_SMALL.items(), *_TENS.items())}
+    if n in words:
+        return words[n]
+    return f"{words[n - n % 10]}-{words[n % 10]}"
+
+
+def _matches(claim: tuple[Quantity, ...], q: Quantity) -> str | None:
+    """The claim's words for the evidence amount ``q``, or ``None`` to leave it as written."""
+    same = [c for c in claim if c.dimension == q.dimension]
+    for c in same:
+        if c.value == q.value and c.bound == q.bound:
+            return None if c.surface.lower() == q.surface.lower() else c.surface
+    if not same or same[0].bound or q.bound:
+        return None
+    # a different value: the same amount in the claim's unit or style (its first amount of
+    # this kind, so that aligning twice changes nothing), where that is exact
+    c = same[0]
+    units = c.unit and q.unit and c.unit.lower() != q.unit.lower()
+    if q.dimension in ("length", "mass", "time") and units and c.style != "phrase":
+        return _format(q.value, c)
+    if q.dimension == "share" and (c.style == "phrase") != (q.style == "phrase"):
+        return _format(q.value, c)
+    if q.dimension == "count" and q.style == "phrase" and c.style != "phrase":
+        return _format(q.value, c)
+    return None
+
+
+def _fit_case(replacement: str, at_start: bool, from_start: bool) -> str:
+    if at_start:
+        return replacement[:1].upper() + replacement[1:]
+    first = replacement.split()[0] if replacement.split() else ""
+    if from_start and first[:1].isupper() and not (len(first) > 1 and first.isupper()):
+        return replacement[:1].lower() + replacement[1:]
+    return replacement
+
+
+@lru_cache(maxsize=1 << 14)
+def align(sentence: str, claim: str) -> str:
+    """``sentence`` with its amounts written as ``claim`` writes the same amounts."""
+    wanted = quantities(claim)
+    if not wanted:
+        return sentence
+    found = quantities(sentence)
+    if not found:
+        return sentence
+    out, last = [], 0
+    for q in found:
+        replacement = _matches(wanted, q)
+        if replacement is None:
+            continue
+        source = next((c for c in wanted if c.surface == replacement), None)
+        before = sentence[: q.start].rstrip()
+        at_start = not before or before[-1] in ".!?\n"
+        replacement = _fit_case(replacement, at_start, source is not None and source.start == 0)
+        out += [sentence[last : q.start], replacement]
+        last = q.end
+    if not out:
+        return sentence
+    return "".join(out) + sentence[last:]

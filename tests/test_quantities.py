@@ -1,0 +1,180 @@
+"""Amounts written another way (ene_core.quantities) and their use in premise packing."""
+
+from __future__ import annotations
+
+from collections import Counter
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ene_core import NecessityEngine, PremisePacker
+from ene_core.quantities import align, quantities
+from ene_core.testing import KeywordOracle
+
+
+@pytest.mark.parametrize(
+    ("text", "dimension", "value", "bound"),
+    [
+        ("The hike covers 12,000 metres.", "length", Fraction(12000), ""),
+        ("It is 12 km long.", "length", Fraction(12000), ""),
+        ("The choir has two dozen singers.", "count", Fraction(24), ""),
+        ("The choir has twenty-four singers.", "count", Fraction(24), ""),
+        ("one hundred and five", "count", Fraction(105), ""),
+        ("The meeting lasted an hour and a half.", "time", Fraction(1, 16), ""),
+        ("It took half an hour.", "time", Fraction(1, 48), ""),
+        ("The course runs for 42 days.", "time", Fraction(42), ""),
+        ("The course runs for six weeks.", "time", Fraction(42), ""),
+        ("50% of the respondents", "share", Fraction(1, 2), ""),
+        ("Half of the respondents", "share", Fraction(1, 2), ""),
+        ("two thirds of the seats", "share", Fraction(2, 3), ""),
+        ("25 per cent of the budget", "share", Fraction(1, 4), ""),
+        ("published quarterly", "frequency", Fraction(36525, 400), ""),
+        ("published every three months", "frequency", Fraction(36525, 400), ""),
+        ("meets four times a year", "frequency", Fraction(36525, 400), ""),
+        ("holds up to 40 people", "count", Fraction(40), "<="),
+        ("holds no more than 40 people", "count", Fraction(40), "<="),
+        ("at least 3 kg", "mass", Fraction(3), ">="),
+        ("costs $1.2 million", "money:dollars", Fraction(1_200_000), ""),
+    ],
+)
+def test_reads_the_amount(text: str, dimension: str, value: Fraction, bound: str) -> None:
+    (q,) = quantities(text)
+    assert (q.dimension, q.value, q.bound) == (dimension, value, bound)
+    assert text[q.start : q.end] == q.surface
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The second album sold well.",  # an ordinal, not a time
+        "It opened in 1994.",  # a year, not an amount
+        "A man walked in.",  # an article alone is no number
+        "Someone left.",
+        "",
+    ],
+)
+def test_no_amount(text: str) -> None:
+    assert quantities(text) == ()
+
+
+@pytest.mark.parametrize(
+    ("sentence", "claim", "expected"),
+    [
+        (
+            "The hike covers 12,000 metres of forest trail.",
+            "The hike is 12 kilometres long.",
+            "The hike covers 12 kilometres of forest trail.",
+        ),
+        (  # a different value: still re-expressed in the claim's unit, so the model compares
+            "The hike covers 12,000 metres of forest trail.",
+            "The hike is 15 kilometres long.",
+            "The hike covers 12 kilometres of forest trail.",
+        ),
+        (
+            "The choir has two dozen singers.",
+            "The choir has twenty-four singers.",
+            "The choir has twenty-four singers.",
+        ),
+        (
+            "Marketing received 25 percent of the budget.",
+            "A quarter of the budget went to marketing.",
+            "Marketing received a quarter of the budget.",
+        ),
+        (
+            "50% of the respondents preferred it.",
+            "Half of the respondents preferred it.",
+            "Half of the respondents preferred it.",
+        ),
+        (
+            "The magazine is published quarterly.",
+            "The magazine is published every three months.",
+            "The magazine is published every three months.",
+        ),
+        (
+            "The tent sleeps no more than four people.",
+            "The tent sleeps up to four people.",
+            "The tent sleeps up to four people.",
+        ),
+        (
+            "The meeting lasted 90 minutes.",
+            "The meeting lasted two hours.",
+            "The meeting lasted 1.5 hours.",
+        ),
+        (  # different bounds are different facts: left as written
+            "The hall holds at least 40 people.",
+            "The hall holds up to 40 people.",
+            "The hall holds at least 40 people.",
+        ),
+        (  # a conversion that would round is not made
+            "The trail is 100 metres long.",
+            "The trail is 3 miles long.",
+            "The trail is 100 metres long.",
+        ),
+        (  # different counts stay as written
+            "The choir has 30 singers.",
+            "The choir has twenty-four singers.",
+            "The choir has 30 singers.",
+        ),
+    ],
+)
+def test_align(sentence: str, claim: str, expected: str) -> None:
+    assert align(sentence, claim) == expected
+
+
+def _facts(text: str) -> Counter[tuple[str, Fraction, str]]:
+    return Counter((q.dimension, q.value, q.bound) for q in quantities(text))
+
+
+_NUMBERS = st.sampled_from(
+    ["3", "three", "12", "twelve", "24", "two dozen", "twenty-four", "1,500", "90", "a dozen"]
+)
+_UNITS = st.sampled_from(["", " metres", " km", " minutes", " hours", " days", " weeks", " kg"])
+_BOUNDS = st.sampled_from(["", "up to ", "no more than ", "at least ", "about "])
+_AMOUNT = st.builds(lambda b, n, u: b + n + u, _BOUNDS, _NUMBERS, _UNITS)
+_SHARES = st.sampled_from(["half", "a quarter", "25%", "50 percent", "two thirds", "a third"])
+_FREQ = st.sampled_from(["quarterly", "weekly", "every week", "every three months", "daily"])
+_PIECE = st.one_of(_AMOUNT, _SHARES, _FREQ)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECE, min_size=1, max_size=3), st.lists(_PIECE, min_size=1, max_size=3))
+def test_align_keeps_every_amount(evidence: list[str], claim: list[str]) -> None:
+    """Whatever the claim says, the evidence sentence keeps its amounts: the same values and
+    bounds in the same dimensions, only written another way; aligning twice changes nothing."""
+    sentence = "The report gives " + " and then ".join(evidence) + " for the site."
+    claim_text = "It says " + " and ".join(claim) + "."
+    aligned = align(sentence, claim_text)
+    assert _facts(aligned) == _facts(sentence)
+    assert align(aligned, claim_text) == aligned
+
+
+def test_sentences_without_amounts_are_untouched() -> None:
+    text = "The tower is in Paris. It was built by Gustave Eiffel's company."
+    assert align(text, "The tower is 300 metres tall.") is text
+    assert align("The tower is 300 metres tall.", "The tower is in Paris.") == (
+        "The tower is 300 metres tall."
+    )
+
+
+def test_engine_packs_aligned_amounts() -> None:
+    """Through the engine: with alignment the keyword oracle finds "12 kilometres" in the
+    premise; with ``align_quantities=False`` it does not, and the ENG says which was used."""
+    request = {
+        "answer": "The hike is 12 kilometres long.",
+        "contexts": ["The hike is 12,000 metres long.", "Cats purr."],
+    }
+    aligned = NecessityEngine(KeywordOracle())
+    raw = NecessityEngine(KeywordOracle(), packer=PremisePacker(align_quantities=False))
+    try:
+        with_alignment = aligned.evaluate(**request)
+        without = raw.evaluate(**request)
+    finally:
+        aligned.close()
+        raw.close()
+    assert with_alignment.claims[0].status == "supported"
+    assert with_alignment.claims[0].necessary == [0]
+    assert with_alignment.verifier.packing["quantities"] == "aligned"
+    assert without.claims[0].status == "unsupported"
+    assert "quantities" not in without.verifier.packing
