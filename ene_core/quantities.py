@@ -146,7 +146,9 @@ _NUMBER = (
     r"(?P<half>\s+and\s+a\s+half)?"
     r"(?:\s+(?P<dozen>dozen))?"
 )
-_UNIT = rf"(?:\s*-?\s*(?P<unit>{'|'.join(re.escape(u) for u in _UNIT_WORDS)})\b)"
+_UNIT = (  # not a compound unit: "m/s", "km²" are other dimensions
+    rf"(?:\s*-?\s*(?P<unit>{'|'.join(re.escape(u) for u in _UNIT_WORDS)})\b(?!\s*/|[²³]))"
+)
 _SHARE = (
     rf"(?:(?P<share_n>a|an|one|{_WORD_NUMBER})\s+(?P<share_d>{'|'.join(_ORDINAL_SHARES)})\b"
     r"|(?P<bare_half>half)\b(?!\s+an?\s)"
@@ -399,6 +401,10 @@ def _matches(claim: tuple[Quantity, ...], q: Quantity) -> str | None:
     return None
 
 
+_RANGE_BEFORE = re.compile(rf"(?:\d|\b(?:{_W}))\s*(?:to|-|\u2013|\u2014|and|or)\s*$", re.IGNORECASE)
+_RANGE_AFTER = re.compile(rf"\s*(?:to|-|\u2013|\u2014|and|or)\s*(?:\d|(?:{_W})\b)", re.IGNORECASE)
+
+
 def _fit_case(replacement: str, at_start: bool, from_start: bool) -> str:
     if at_start:
         return replacement[:1].upper() + replacement[1:]
@@ -419,6 +425,8 @@ def align(sentence: str, claim: str) -> str:
         return sentence
     out, last = [], 0
     for q in found:
+        if _RANGE_BEFORE.search(sentence, 0, q.start) or _RANGE_AFTER.match(sentence, q.end):
+            continue  # one end of a range: "12 to 14 hours" is read as a whole or not at all
         replacement = _matches(wanted, q)
         if replacement is None:
             continue

@@ -112,6 +112,16 @@ def test_no_amount(text: str) -> None:
             "The trail is 3 miles long.",
             "The trail is 100 metres long.",
         ),
+        (  # one end of a range is not rewritten alone
+            "Let the dough proof for 12 to 14 hours.",
+            "The loaf bakes for 45 minutes.",
+            "Let the dough proof for 12 to 14 hours.",
+        ),
+        (  # a compound unit is another dimension
+            "Sound travels at 343 m/s.",
+            "Sound travels at 343 metres per second.",
+            "Sound travels at 343 m/s.",
+        ),
         (  # different counts stay as written
             "The choir has 30 singers.",
             "The choir has twenty-four singers.",
