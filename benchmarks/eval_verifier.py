@@ -7,6 +7,7 @@ Prints one markdown table:
 * SNLI test (the full 9,824-pair test split from ``nli_more``) and the SNLI test subset: 3-way
   accuracy, AUROC of p_entail for entailment vs not;
 * MNLI dev held out by the data recipe (``--pairs DIR/dev.jsonl.gz``, source ``mnli``): 3-way;
+  the same for the recipe's FEVER, Factcheck-GPT and ConjNLI dev pairs (``recipe``);
 * ConTRoL (long passages, evaluation only): 3-way accuracy, premise truncated at max length;
 * QAGS (summary sentences vs articles, evaluation only): AUROC and balanced accuracy of
   'supported' with the same premise windowing as SummaC;
@@ -319,6 +320,14 @@ def throughput(v: Verifier, premises: Sequence[str], hyps: Sequence[str]) -> flo
     return n / (time.perf_counter() - t0)
 
 
+HELD_OUT = {  # recipe dev sources (premise-grouped split) -> row title
+    "mnli": "MNLI dev",
+    "fever": "FEVER symmetric",
+    "factcheck": "Factcheck-GPT claims",
+    "conjnli": "ConjNLI",
+}
+
+
 def main(argv: Sequence[str] | None = None) -> list[Row]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", type=Path, default=DEFAULT_MODEL)
@@ -328,7 +337,7 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
         "--skip",
         nargs="*",
         default=[],
-        help="names to skip: snli rte sick summac hotpot engine speed",
+        help="names to skip: snli mnli recipe control qags rte sick summac hotpot engine speed",
     )
     ap.add_argument("--limit", type=int, default=None, help="first N examples per set (smoke)")
     ap.add_argument("--threads", type=int, default=2)
@@ -363,17 +372,18 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
             v, p, "SNLI test, full (3-way)", lim, keep=lambda r: r.get("split") == "test"
         ),
     )
-    run(
-        "mnli",
-        args.pairs / "dev.jsonl.gz",
-        lambda p: eval_three_way(
-            v,
-            p,
-            "MNLI dev, held out by the recipe (3-way)",
-            lim,
-            keep=lambda r: r.get("source") == "mnli",
-        ),
-    )
+    for source, title in HELD_OUT.items():
+        run(
+            "mnli" if source == "mnli" else "recipe",
+            args.pairs / "dev.jsonl.gz",
+            lambda p, s=source, t=title: eval_three_way(
+                v,
+                p,
+                f"{t}, held out by the recipe (3-way)",
+                lim,
+                keep=lambda r: r.get("source", "").split(":")[0] == s,
+            ),
+        )
     run(
         "control",
         d / "eval_more" / "control_long_context_nli" / "data.jsonl",
