@@ -193,6 +193,7 @@ def score_case(
             "p_contra": claim.p_contra,
             "necessary": sorted(need),
             "contradicted_by": sorted(ids[i] for i in claim.contradicted_by),
+            "p_entail_alone": claim.p_entail_alone,
         }
         out.append((gold, t, verdict))
     return out
