@@ -63,6 +63,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "short_answers",
                 "claims",
                 "citations",
+                "quantities",
                 "premise",
                 "encoding",
                 "oracle",
