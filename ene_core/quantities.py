@@ -17,41 +17,33 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-__all__ = ["Quantity", "align", "quantities"]
+__all__ = ["Quantity", "align", "quantities", "spell"]
 
-_SMALL = {
-    w: i
-    for i, w in enumerate(
-        [
-            "zero",
-            "one",
-            "two",
-            "three",
-            "four",
-            "five",
-            "six",
-            "seven",
-            "eight",
-            "nine",
-            "ten",
-            "eleven",
-            "twelve",
-            "thirteen",
-            "fourteen",
-            "fifteen",
-            "sixteen",
-            "seventeen",
-            "eighteen",
-            "nineteen",
-        ]
-    )
-}
-_TENS = {
-    w: 10 * (i + 2)
-    for i, w in enumerate(
-        ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
-    )
-}
+_SMALL_WORDS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
+_TENS_WORDS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+_SMALL = {w: i for i, w in enumerate(_SMALL_WORDS)}
+_TENS = {w: 10 * (i + 2) for i, w in enumerate(_TENS_WORDS)}
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
 _ORDINAL_SHARES = {
     "half": 2,
@@ -335,7 +327,7 @@ def _format(value: Fraction, like: Quantity) -> str | None:
     if n >= 10_000 and n.denominator == 1:
         number = f"{n.numerator:,}"
     if like.style == "words" and n.denominator == 1 and n < 100:
-        number = _spell(int(n))
+        number = spell(int(n))
     if like.dimension == "share" and like.style == "phrase":
         return _fraction(value)
     if like.dimension == "share":
@@ -362,7 +354,7 @@ def _fraction(value: Fraction) -> str | None:
         return None
     if value.numerator == 1:
         return "half" if name == "half" else f"a {name}"
-    return f"{_spell(value.numerator)} {name}s"
+    return f"{spell(value.numerator)} {name}s"
 
 
 def _plural(word: str) -> str:
@@ -373,11 +365,15 @@ def _plural(word: str) -> str:
     )
 
 
-def _spell(n: int) -> str:
-    words = {v: w for w, v in (*_SMALL.items(), *_TENS.items())}
-    if n in words:
-        return words[n]
-    return f"{words[n - n % 10]}-{words[n % 10]}"
+def spell(n: int) -> str:
+    """0-999 in words ("forty-two", "three hundred and five")."""
+    if n < 20:
+        return _SMALL_WORDS[n]
+    if n < 100:
+        tens = _TENS_WORDS[n // 10 - 2]
+        return tens if n % 10 == 0 else f"{tens}-{_SMALL_WORDS[n % 10]}"
+    rest = n % 100
+    return f"{_SMALL_WORDS[n // 100]} hundred" + (f" and {spell(rest)}" if rest else "")
 
 
 def _matches(claim: tuple[Quantity, ...], q: Quantity) -> str | None:

@@ -48,6 +48,7 @@ from synth_nli import (  # also puts this checkout's ene_core on sys.path
     swap_number,
 )
 
+from ene_core.quantities import spell
 from ene_core.short_answers import qa_hypothesis, question_to_claim
 
 # --------------------------------------------------------------------------- packing
@@ -423,39 +424,7 @@ def quantified_pairs(
 
 # --------------------------------------------------------------------------- quantities
 
-_WORDS = [
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-]
-_TENS = ["_", "_", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
-
-
-def number_words(n: int) -> str:
-    """1-999 in words ("forty-two", "three hundred and five")."""
-    if n < 20:
-        return _WORDS[n]
-    if n < 100:
-        return _TENS[n // 10] + ("" if n % 10 == 0 else "-" + _WORDS[n % 10])
-    rest = n % 100
-    return f"{_WORDS[n // 100]} hundred" + (f" and {number_words(rest)}" if rest else "")
+number_words = spell  # 1-999 in words, as the engine reads them
 
 
 #: (unit written in the claim, unit in the evidence, factor: evidence value = claim value * f)
