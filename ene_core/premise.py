@@ -337,8 +337,8 @@ class PremisePacker:
         remembers, so requests and threads share it)."""
         return _index(self, tuple(contexts))
 
-    def describe(self) -> dict[str, int | str | bool]:
-        described: dict[str, int | str | bool] = {
+    def describe(self) -> dict[str, int | str]:
+        described: dict[str, int | str] = {
             "rule": "bm25-top-k",
             "top_k": self.top_k,
             "max_words": self.max_words,
