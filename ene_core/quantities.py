@@ -289,6 +289,14 @@ def _measure(m: re.Match[str]) -> tuple[str, Fraction, str, str] | None:
     return "count", value, "", style
 
 
+_HINT = re.compile(
+    rf"\b(?:{_W}|hundred|thousand|million|dozen|half|third|quarter|fifth|tenth|percent|once|"
+    rf"twice|thrice|every|each|hour|minute|day|week|month|year|decade|centur|metre|meter|mile|"
+    rf"gram|kilo|tonne|dollar|euro|{'|'.join(_FREQUENCY_WORDS)})",
+    re.IGNORECASE,
+)
+
+
 @lru_cache(maxsize=1 << 14)
 def quantities(text: str) -> tuple[Quantity, ...]:
     """The amounts written in ``text``, left to right."""
@@ -305,21 +313,30 @@ def quantities(text: str) -> tuple[Quantity, ...]:
     return tuple(found)
 
 
-_HINT = re.compile(
-    rf"\b(?:{_W}|hundred|thousand|million|dozen|half|third|quarter|fifth|tenth|percent|once|"
-    rf"twice|thrice|every|each|hour|minute|day|week|month|year|decade|centur|metre|meter|mile|"
-    rf"gram|kilo|tonne|dollar|euro|{'|'.join(_FREQUENCY_WORDS)})",
-    re.IGNORECASE,
-)
-
-_UNIT_SPELLING = {"km", "m", "cm", "mm", "kg", "g", "hr", "hrs", "min", "mins", "sec", "secs"}
+_ABBREVIATIONS = {  # unit words with no plural form
+    "km",
+    "m",
+    "cm",
+    "mm",
+    "kg",
+    "g",
+    "hr",
+    "hrs",
+    "min",
+    "mins",
+    "sec",
+    "secs",
+}
 
 
 def _format(value: Fraction, like: Quantity) -> str | None:
     """``value`` (in base units) written with ``like``'s unit and number style, if exact."""
-    size = _UNITS[like.unit.lower()][1] if like.unit and like.unit.lower() in _UNITS else 1
-    if like.dimension == "share" and like.unit == "%":
+    if like.dimension == "share" and like.style == "phrase":
+        return _fraction(value)
+    if like.dimension == "share":
         size = Fraction(1, 100)
+    else:
+        size = _UNITS[like.unit.lower()][1] if like.unit.lower() in _UNITS else Fraction(1)
     n = value / size
     if n.denominator not in (1, 2, 4, 5, 8, 10, 20, 25, 40, 50, 100, 125, 200, 250, 500, 1000):
         return None  # not a short decimal: the conversion would round
@@ -328,15 +345,11 @@ def _format(value: Fraction, like: Quantity) -> str | None:
         number = f"{n.numerator:,}"
     if like.style == "words" and n.denominator == 1 and n < 100:
         number = spell(int(n))
-    if like.dimension == "share" and like.style == "phrase":
-        return _fraction(value)
     if like.dimension == "share":
         return f"{number}%" if "%" in like.surface else f"{number} percent"
     unit = like.unit
-    if unit and unit.lower() not in _UNIT_SPELLING:
-        singular = unit[:-1] if unit.lower().endswith("s") else unit
-        if singular.lower() == "centurie":
-            singular = singular[:-3] + "y"
+    if unit and unit.lower() not in _ABBREVIATIONS:
+        singular = _singular(unit)
         unit = singular if n == 1 else _plural(singular)
     at = like.surface.lower().rfind(like.unit.lower())
     before = like.surface[at - 1] if at > 0 else " "
@@ -355,6 +368,12 @@ def _fraction(value: Fraction) -> str | None:
     if value.numerator == 1:
         return "half" if name == "half" else f"a {name}"
     return f"{spell(value.numerator)} {name}s"
+
+
+def _singular(word: str) -> str:
+    if word.lower().endswith("ies"):
+        return word[:-3] + "y"
+    return word[:-1] if word.lower().endswith("s") else word
 
 
 def _plural(word: str) -> str:
@@ -376,25 +395,26 @@ def spell(n: int) -> str:
     return f"{_SMALL_WORDS[n // 100]} hundred" + (f" and {spell(rest)}" if rest else "")
 
 
-def _matches(claim: tuple[Quantity, ...], q: Quantity) -> str | None:
-    """The claim's words for the evidence amount ``q``, or ``None`` to leave it as written."""
+def _matches(claim: tuple[Quantity, ...], q: Quantity) -> tuple[str, bool] | None:
+    """The claim's words for the evidence amount ``q`` and whether they open the claim, or
+    ``None`` to leave ``q`` as written."""
     same = [c for c in claim if c.dimension == q.dimension]
     for c in same:
         if c.value == q.value and c.bound == q.bound:
-            return None if c.surface.lower() == q.surface.lower() else c.surface
+            return None if c.surface.lower() == q.surface.lower() else (c.surface, c.start == 0)
     if not same or same[0].bound or q.bound:
         return None
     # a different value: the same amount in the claim's unit or style (its first amount of
     # this kind, so that aligning twice changes nothing), where that is exact
     c = same[0]
     units = c.unit and q.unit and c.unit.lower() != q.unit.lower()
-    if q.dimension in ("length", "mass", "time") and units and c.style != "phrase":
-        return _format(q.value, c)
-    if q.dimension == "share" and (c.style == "phrase") != (q.style == "phrase"):
-        return _format(q.value, c)
-    if q.dimension == "count" and q.style == "phrase" and c.style != "phrase":
-        return _format(q.value, c)
-    return None
+    convert = (
+        (q.dimension in ("length", "mass", "time") and units and c.style != "phrase")
+        or (q.dimension == "share" and (c.style == "phrase") != (q.style == "phrase"))
+        or (q.dimension == "count" and q.style == "phrase" and c.style != "phrase")
+    )
+    written = _format(q.value, c) if convert else None
+    return None if written is None else (written, False)
 
 
 _RANGE_BEFORE = re.compile(rf"(?:\d|\b(?:{_W}))\s*(?:to|-|\u2013|\u2014|and|or)\s*$", re.IGNORECASE)
@@ -423,14 +443,13 @@ def align(sentence: str, claim: str) -> str:
     for q in found:
         if _RANGE_BEFORE.search(sentence, 0, q.start) or _RANGE_AFTER.match(sentence, q.end):
             continue  # one end of a range: "12 to 14 hours" is read as a whole or not at all
-        replacement = _matches(wanted, q)
-        if replacement is None:
+        matched = _matches(wanted, q)
+        if matched is None:
             continue
-        source = next((c for c in wanted if c.surface == replacement), None)
+        words, from_start = matched
         before = sentence[: q.start].rstrip()
         at_start = not before or before[-1] in ".!?\n"
-        replacement = _fit_case(replacement, at_start, source is not None and source.start == 0)
-        out += [sentence[last : q.start], replacement]
+        out += [sentence[last : q.start], _fit_case(words, at_start, from_start)]
         last = q.end
     if not out:
         return sentence
