@@ -1,7 +1,7 @@
 """Score the engine on the hand-written necessity dev set (``benchmarks/data/necessity_dev.jsonl``).
 
     python benchmarks/necessity_dev.py [--model PATH] [--threshold T] [--top-k K]
-        [--contradiction-threshold TC] [--raw-quantities] [--max-words W] [--max-sentence-words S] [--json OUT]
+        [--contradiction-threshold TC] [--raw-quantities] [--unchecked-amounts] [--max-words W] [--max-sentence-words S] [--json OUT]
 
 Runs every answer through ``NecessityEngine`` (the shipped verifier, or any local Hugging Face
 NLI model dir with ``--model``) and prints:
@@ -303,7 +303,9 @@ def build_engine(args: argparse.Namespace) -> NecessityEngine:
     if args.oracle == "keyword":
         from ene_core.testing import KeywordOracle
 
-        return NecessityEngine(KeywordOracle(), args.threshold, packer=packer)
+        return NecessityEngine(
+            KeywordOracle(), args.threshold, packer=packer, check_amounts=not args.unchecked_amounts
+        )
     from ene_core import NLIOracle
 
     oracle = NLIOracle(args.model, device=args.device, batch_size=args.batch_size)
@@ -312,6 +314,7 @@ def build_engine(args: argparse.Namespace) -> NecessityEngine:
         args.threshold,
         packer=packer,
         contradiction_threshold=args.contradiction_threshold,
+        check_amounts=not args.unchecked_amounts,
     )
 
 
@@ -323,6 +326,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threshold", type=float, help="tau (default: the model's calibrated)")
     parser.add_argument(
         "--contradiction-threshold", type=float, help="tau_c (default: the model's calibrated)"
+    )
+    parser.add_argument(
+        "--unchecked-amounts",
+        action="store_true",
+        help="the model's verdicts alone: no check that the premise states the claim's amounts",
     )
     parser.add_argument("--top-k", type=int, default=defaults.top_k)
     parser.add_argument("--max-words", type=int, default=defaults.max_words)

@@ -305,6 +305,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.top_k, args.max_words = defaults.top_k, defaults.max_words
     args.max_sentence_words = defaults.max_sentence_words
     args.raw_quantities, args.contradiction_threshold = not defaults.align_quantities, None
+    args.unchecked_amounts = False
     loaders = {
         "dev": lambda: necessity_set(Path(args.dev)),
         "test": lambda: necessity_set(Path(args.test)),

@@ -24,8 +24,8 @@ class ClaimRounds:
     canonical order): baseline scores and verdicts, the scores with each context left out and
     the contexts each supported claim needs, who contradicts each contradicted claim, the
     support-matrix rows, per claim with markers (its cited chunks entail it, its imprecise
-    markers), the contexts that fed each claim's premise and, for a claim not supported, its
-    entailment by each of them alone."""
+    markers), the contexts that fed each claim's premise, for a claim not supported its
+    entailment by each of them alone, and the amounts its premise does not state."""
 
     baseline: dict[int, Scores]
     verdicts: dict[int, Verdict]
@@ -37,6 +37,7 @@ class ClaimRounds:
     supported: list[int]
     premised: dict[int, list[int]]
     by_one: dict[int, list[float]]
+    unstated: dict[int, list[str]]
 
 
 class GraphAssembly:
@@ -47,6 +48,7 @@ class GraphAssembly:
     contradiction_threshold: float
     packer: PremisePacker
     support_matrix: bool
+    check_amounts: bool
 
     def _graph(
         self,
@@ -121,6 +123,7 @@ class GraphAssembly:
                 threshold=self.threshold,
                 contradiction_threshold=self.contradiction_threshold,
                 packing=self.packer.describe(),
+                check_amounts=self.check_amounts,
             ),
             counts=_counts(claims, contexts),
             stats=RunStats(
@@ -194,6 +197,7 @@ class GraphAssembly:
             premise_truncated=scores.truncated,
             premise_contexts=to_user(found.premised[k]),
             p_entail_alone=_by_context(list(order), found.premised[k], found.by_one.get(k)),
+            unstated_amounts=found.unstated.get(k, []),
         )
 
 

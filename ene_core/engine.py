@@ -25,6 +25,7 @@ from .batcher import MicroBatcher, Overflow
 from .citations import check_base
 from .errors import InvalidInputError
 from .graph import EvidenceNecessityGraph
+from .grounding import unstated
 from .oracle import Scores, SupportOracle, Verdict, decide
 from .premise import PremisePacker
 from .request import Request, build_all, run_built
@@ -92,6 +93,9 @@ class NecessityEngine(PlanRounds, PlanDriver):
 
     Answers with ``[n]`` markers also get their citations checked (``check_citations``);
     ``[n]`` names ``contexts[n - 1]``, or ``contexts[n]`` with ``citation_base=0``.
+    ``check_amounts``: a claim whose premise states one of its amounts nowhere is never
+    supported, and is contradicted when the evidence supports it with another amount
+    (:mod:`~ene_core.grounding`).
     """
 
     def __init__(
@@ -103,6 +107,7 @@ class NecessityEngine(PlanRounds, PlanDriver):
         packer: PremisePacker | None = None,
         support_matrix: bool = False,
         check_citations: bool = True,
+        check_amounts: bool = True,
         citation_base: int = 1,
         cache_size: int = 65_536,
         max_wait_ms: float = 5.0,
@@ -133,6 +138,7 @@ class NecessityEngine(PlanRounds, PlanDriver):
         self.packer = packer or PremisePacker()
         self.support_matrix = support_matrix
         self.check_citations = check_citations
+        self.check_amounts = check_amounts
         self.citation_base = check_base(citation_base)
         self.cache = ScoreCache(cache_size)
         self._batcher = MicroBatcher(
@@ -146,8 +152,13 @@ class NecessityEngine(PlanRounds, PlanDriver):
             self._batcher.submit, self.submit, max_open=max_streams, ttl_s=stream_ttl_s
         )
 
-    def _decide(self, scores: Scores) -> Verdict:
-        return decide(scores, self.threshold, self.contradiction_threshold)
+    def _judge(self, check: Check, scores: Scores) -> Verdict:
+        """The verdict on one check: the model's (:func:`~ene_core.oracle.decide`), and never
+        supported when the premise states one of the claim's amounts nowhere."""
+        verdict = decide(scores, self.threshold, self.contradiction_threshold)
+        if verdict == "supported" and self.check_amounts and unstated(check[1], check[0].text):
+            return "unsupported"
+        return verdict
 
     # -- public API ------------------------------------------------------------------------
     def evaluate(

@@ -21,7 +21,9 @@ from .normalise import MAX_DEPTH, decode_json, json_problem
 #      ENG.citation_recall / citation_precision / citation_base; older ENGs load with them unset)
 # 1.4: Claim.premise_contexts / p_entail_alone (older ENGs load with them None)
 # 1.5: short answers (Claim.hypothesis, ClaimKind "fragment"; older ENGs load with it None)
-SCHEMA_VERSION = "1.5"
+# 1.6: amounts the evidence does not state (Claim.unstated_amounts, Verifier.check_amounts;
+#      older ENGs load with them empty / None)
+SCHEMA_VERSION = "1.6"
 
 Status = Literal["supported", "contradicted", "unsupported"]
 Classification = Literal["unsupported", "contradicted", "fragile", "joint", "robust"]
@@ -117,6 +119,15 @@ class Claim(_Model):
             "order. Added in schema 1.4."
         ),
     )
+    unstated_amounts: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Amounts, years, clock times and temperatures of the claim, as written, that its "
+            "premise states nowhere (in no unit or wording): such a claim is never supported, "
+            "and is contradicted (by the contexts in contradicted_by) when the evidence "
+            "supports it with another amount of that kind. Added in schema 1.6."
+        ),
+    )
 
     @property
     def checkable(self) -> bool:
@@ -145,6 +156,7 @@ class Verifier(_Model):
     threshold: float
     contradiction_threshold: float | None = None  # 1.1; None: the same as ``threshold``
     packing: dict[str, Any] = Field(default_factory=dict)
+    check_amounts: bool | None = None  # 1.6; None: an older ENG
 
 
 class Counts(_Model):

@@ -18,7 +18,7 @@ class MinimalSet:
 
     if TYPE_CHECKING:  # the verdict rule: ene_core.engine.NecessityEngine
 
-        def _decide(self, scores: Scores) -> Verdict: ...
+        def _judge(self, check: Check, scores: Scores) -> Verdict: ...
 
     def _minimal_set(
         self,
@@ -43,7 +43,9 @@ class MinimalSet:
             checks = [(index.premise(claim, set(keep)), claim) for claim in claims]
             scores = yield checks
             return [
-                k for k, s in zip(supported, scores, strict=True) if self._decide(s) != "supported"
+                k
+                for k, c, s in zip(supported, checks, scores, strict=True)
+                if self._judge(c, s) != "supported"
             ]
 
         while supported and len(kept) < n:

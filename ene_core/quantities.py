@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-__all__ = ["Quantity", "align", "quantities", "spell"]
+__all__ = ["Quantity", "align", "quantities", "spell", "unit_of"]
 
 _SMALL_WORDS = [
     "zero",
@@ -90,6 +90,12 @@ _unit("time", 100 * _YEAR, "century", "centuries")
 _unit("money", 1, "dollar", "dollars", "usd", "euro", "euros", "eur")
 _CURRENCY = {"$": "dollars", "€": "euros", "£": "sterling"}
 _UNIT_WORDS = sorted(_UNITS, key=len, reverse=True)
+
+
+def unit_of(word: str) -> tuple[str, Fraction] | None:
+    """``(dimension, size in the dimension's base unit)`` of a unit word, or ``None``."""
+    return _UNITS.get(word.lower())
+
 
 _FREQUENCY_WORDS = {
     "hourly": Fraction(1, 24),

@@ -10,16 +10,25 @@ order they were passed in.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 from .assembly import ClaimRounds, GraphAssembly
 from .citations import Citations, check_base, resolve
 from .claims import Segment, read_with_question, split_claims
 from .contexts import canonical_order
+from .grounding import Amount, holding, rivals, substitute, unstated
 from .minimal_set import MinimalSet
-from .oracle import Scores
+from .oracle import Scores, Verdict
 from .premise import EvidenceIndex
 from .request import ClaimsRequest, Request
 from .scoring import Check, Plan, _Tally
+
+
+class Judged(NamedTuple):
+    """One round's scores and the verdicts on them, check by check."""
+
+    scores: list[Scores]
+    verdicts: list[Verdict]
 
 
 class PlanRounds(MinimalSet, GraphAssembly):
@@ -27,6 +36,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
     :class:`~ene_core.engine.NecessityEngine`."""
 
     check_citations: bool
+    check_amounts: bool
     citation_base: int
 
     def _plan(self, request: Request, tally: _Tally, tokens: Mapping[str, int]) -> Plan:
@@ -121,14 +131,14 @@ class PlanRounds(MinimalSet, GraphAssembly):
 
         # Citations ride along: the cited set with the baseline, each cited chunk alone and
         # the set without it with leave-one-out (only for a set of two or more that entails).
-        first = yield [check(k, None) for k in claims] + [check(k, cites[k].cited) for k in cited]
-        base, cited_set = first[: len(claims)], first[len(claims) :]
-        baseline = dict(zip(claims, base, strict=True))
+        asked = [check(k, None) for k in claims] + [check(k, cites[k].cited) for k in cited]
+        judged = self._judge_all(asked, (yield asked))
+        baseline = dict(zip(claims, judged.scores, strict=False))
+        verdicts = dict(zip(claims, judged.verdicts, strict=False))
         entailed = {
-            k: self._decide(s) == "supported" for k, s in zip(cited, cited_set, strict=True)
+            k: v == "supported" for k, v in zip(cited, judged.verdicts[len(claims) :], strict=True)
         }
         several = [k for k in cited if entailed[k] and len(cites[k].cited) > 1]
-        verdicts = {k: self._decide(baseline[k]) for k in claims}
         supported = [k for k in claims if verdicts[k] == "supported"]
         contradicted = [k for k in claims if verdicts[k] == "contradicted"]
         # The contexts that fed each claim's premise; suspects of a contradiction are those of
@@ -136,6 +146,12 @@ class PlanRounds(MinimalSet, GraphAssembly):
         premised = {k: sorted(index.premise(segments[k].verifier_text).contexts) for k in claims}
         suspects = {k: premised[k] for k in contradicted}
         unsure = [k for k in claims if verdicts[k] == "unsupported"]
+        unstated = {k: self._unstated(asked[s]) for s, k in enumerate(claims)}
+        probes = [
+            (k, probe, rival)
+            for k in unsure
+            for probe, rival in self._probes(asked[claims.index(k)], unstated[k])
+        ]
 
         loo_checks = [
             check(k, (j for j in everything if j != i)) for k in supported for i in everything
@@ -147,20 +163,40 @@ class PlanRounds(MinimalSet, GraphAssembly):
             for i in cites[k].cited
             for keep in ((i,), tuple(j for j in cites[k].cited if j != i))
         ]
-        both = yield loo_checks + alone_checks + cite_checks
+        probe_checks = [(index.premise(probe), probe) for _, probe, _ in probes]
+        asked = loo_checks + alone_checks + cite_checks + probe_checks
+        both = self._judge_all(asked, (yield asked))
         split = len(loo_checks) + len(alone_checks)
-        loo, alone = both[: len(loo_checks)], both[len(loo_checks) : split]
-        citing = self._citing(cites, entailed, several, both[split:])
+        loo, alone = both.scores[: len(loo_checks)], both.scores[len(loo_checks) : split]
+        citing = self._citing(
+            cites, entailed, several, both.verdicts[split : split + len(cite_checks)]
+        )
         without = {k: loo[s * n : (s + 1) * n] for s, k in enumerate(supported)}
         necessary = {
-            k: [i for i in everything if self._decide(without[k][i]) != "supported"]
-            for k in supported
+            k: [i for i in everything if both.verdicts[s * n + i] != "supported"]
+            for s, k in enumerate(supported)
         }
-        blame = yield from self._contradictors(check, n, contradicted, suspects, alone)
+        blame = yield from self._contradictors(
+            check, n, contradicted, suspects, both.verdicts[len(loo_checks) : split]
+        )
         scores_alone = iter(alone)
         by_one = {
             k: [next(scores_alone).entail for _ in premised[k]] for k in contradicted + unsure
         }
+        # A claim the evidence supports with another amount in place of its own is contradicted,
+        # by the contexts that state the amount best supported in its place.
+        at = split + len(cite_checks)
+        best: dict[int, int] = {}  # claim -> its probe with the highest entailment
+        for p, (k, _, _) in enumerate(probes):
+            if both.verdicts[at + p] == "supported" and (
+                k not in best or both.scores[at + p].entail > both.scores[at + best[k]].entail
+            ):
+                best[k] = p
+        for k, p in best.items():
+            premise, rival = probe_checks[p][0], probes[p][2]
+            verdicts[k] = "contradicted"
+            held = {premise.sources[i][0] for i in holding(premise.parts, rival)}
+            blame[k] = sorted(held or premise.contexts)
 
         single: dict[int, list[Scores]] = {}
         wanted = claims if self.support_matrix else []
@@ -178,19 +214,35 @@ class PlanRounds(MinimalSet, GraphAssembly):
             supported,
             premised,
             by_one,
+            {k: [a.surface for a in unstated[k]] for k in claims if unstated[k]},
         )
+
+    def _judge_all(self, checks: Sequence[Check], scores: Sequence[Scores]) -> Judged:
+        return Judged(
+            list(scores), [self._judge(c, s) for c, s in zip(checks, scores, strict=True)]
+        )
+
+    def _unstated(self, check: Check) -> tuple[Amount, ...]:
+        return unstated(check[1], check[0].text) if self.check_amounts else ()
+
+    @staticmethod
+    def _probes(check: Check, missing: Sequence[Amount]) -> list[tuple[str, Amount]]:
+        """The claim with each amount its premise does not state replaced by each of the
+        premise's amounts of that kind (``(claim, the amount put in)``)."""
+        premise, claim = check
+        return [(substitute(claim, a, r), r) for a in missing for r in rivals(a, premise.text)]
 
     def _citing(
         self,
         cites: Mapping[int, Citations],
         entailed: Mapping[int, bool],
         several: Sequence[int],
-        scores: Sequence[Scores],
+        judged: Sequence[Verdict],
     ) -> dict[int, tuple[bool, list[int]]]:
         """Per claim with markers: whether its cited chunks entail it, and its imprecise
-        markers. ``scores``: for each claim of ``several``, each cited chunk alone, then the
+        markers. ``judged``: for each claim of ``several``, each cited chunk alone, then the
         cited set without it."""
-        verdicts = iter(self._decide(s) == "supported" for s in scores)
+        verdicts = iter(v == "supported" for v in judged)
         out = {}
         for k, found in cites.items():
             alone: dict[int, bool] = {}
@@ -208,22 +260,22 @@ class PlanRounds(MinimalSet, GraphAssembly):
         n: int,
         contradicted: list[int],
         suspects: dict[int, list[int]],
-        alone: list[Scores],
+        alone: list[Verdict],
     ) -> Generator[list[Check], list[Scores], dict[int, list[int]]]:
         """``contradicted_by`` of each contradicted claim, among the contexts of its premise:
-        those that contradict it on their own; if none does, those whose removal lifts the
-        contradiction; if none does either, all of them (only together do they contradict)."""
-        scores = iter(alone)
+        those that contradict it on their own (``alone``: their verdicts, claim by claim); if
+        none does, those whose removal lifts the contradiction; if none does either, all of
+        them (only together do they contradict)."""
+        verdicts = iter(alone)
         blame = {
-            k: [i for i in suspects[k] if self._decide(next(scores)) == "contradicted"]
-            for k in contradicted
+            k: [i for i in suspects[k] if next(verdicts) == "contradicted"] for k in contradicted
         }
         joint = [k for k in contradicted if not blame[k]]
         if joint:
             checks = [check(k, (j for j in range(n) if j != i)) for k in joint for i in suspects[k]]
-            lifted = iter((yield checks))
+            lifted = iter(self._judge_all(checks, (yield checks)).verdicts)
             for k in joint:
-                outcome = [self._decide(next(lifted)) for _ in suspects[k]]
+                outcome = [next(lifted) for _ in suspects[k]]
                 blame[k] = [
                     i for i, v in zip(suspects[k], outcome, strict=True) if v != "contradicted"
                 ] or list(suspects[k])

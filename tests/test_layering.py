@@ -64,6 +64,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "claims",
                 "citations",
                 "quantities",
+                "grounding",
                 "premise",
                 "encoding",
                 "oracle",

@@ -313,15 +313,15 @@ def test_any_short_answer_and_question_give_a_verdict_or_a_warning(
 
 
 # -- the ENG, the CLI, the viewer ---------------------------------------------------------------
-def test_schema_1_5_round_trips(keyword_engine: NecessityEngine) -> None:
+def test_schema_round_trips_with_hypotheses(keyword_engine: NecessityEngine) -> None:
     eng = keyword_engine.evaluate("1889", [TOWER], question=YEAR_Q)
     data = json.loads(eng.to_json())
-    assert data["schema_version"] == "1.5" and data["claims"][0]["hypothesis"] == YEAR_CLAIM
+    assert data["schema_version"] == "1.6" and data["claims"][0]["hypothesis"] == YEAR_CLAIM
     assert EvidenceNecessityGraph.from_json(eng.to_json()) == eng
     schema = EvidenceNecessityGraph.json_schema()
     claim = schema["$defs"]["Claim"]["properties"]
     assert "hypothesis" in claim and "fragment" in claim["kind"]["enum"]
-    assert schema["$id"].endswith("eng-1.5.json")
+    assert schema["$id"].endswith("eng-1.6.json")
     published = json.loads((DATA.parents[1] / "docs" / "eng.schema.json").read_text())
     assert published == schema  # regenerated with `ene schema`
 

@@ -1,0 +1,235 @@
+"""Amounts the evidence states (ene_core.grounding) and the engine's use of them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ene_core import EvidenceNecessityGraph, NecessityEngine
+from ene_core.grounding import amounts, rivals, substitute, unstated
+from ene_core.oracle import Scores
+from ene_core.testing import KeywordOracle
+
+
+@pytest.mark.parametrize(
+    ("claim", "premise"),
+    [
+        ("The trail is 12 kilometres long.", "The trail runs for 12,000 metres."),
+        ("The hall holds up to 40 people.", "The hall holds no more than 40 people."),
+        ("The hall holds 40 people.", "The hall holds up to 40 people."),
+        ("Light travels at about 300,000 km per second.", "Light travels at 299,792 km/s."),
+        ("More than 20 people came.", "25 people came."),
+        ("The store opens at 9 am.", "The store opens at 9:00."),
+        ("Quiet hours start at 22:00.", "Quiet hours run from 10 pm to 7 am."),
+        ("Water boils at 212 °F.", "Water boils at 100 degrees Celsius."),
+        ("The default timeout is 30 seconds.", "timeout (default 30): seconds to wait."),
+        ("They work from home three days a week.", "They work from home 3 days per week."),
+        ("Python 3.12 is one of the versions tested.", "Tested on Python 3.11 and 3.12."),
+        ("The bridge opened in 1932.", "Opened in 1932, the bridge spans the bay."),
+        ("A quarter of the budget goes to rent.", "Rent takes 25 percent of the budget."),
+        ("The meeting is held weekly.", "The meeting is held every Monday."),  # not checked
+    ],
+)
+def test_stated(claim: str, premise: str) -> None:
+    assert unstated(claim, premise) == ()
+
+
+@pytest.mark.parametrize(
+    ("claim", "premise", "missing", "rival"),
+    [
+        ("The heel-to-toe drop is 8 cm.", "The heel-to-toe drop is 8 mm.", ["8 cm"], "8 mm"),
+        ("The bag may weigh 23 kg.", "The bag may weigh 32 kg.", ["23 kg"], "32 kg"),
+        ("The allowance is 40 dollars.", "The allowance is 40 euros.", ["40 dollars"], "40 euros"),
+        ("Priya became CFO in 2021.", "Priya became CFO in 2019.", ["2021"], "2019"),
+        ("Quiet hours start at 23:00.", "Quiet hours start at 10 pm.", ["23:00"], "10 pm"),
+        ("Water boils at 100 °F.", "Water boils at 100 °C.", ["100 °F"], "100 °C"),
+        (
+            "About 500,000 years.",
+            "About 50,000 years.",
+            ["About 500,000 years"],
+            "About 50,000 years",
+        ),
+        ("Fewer than 10 were sold.", "12 were sold.", ["Fewer than 10"], "12"),
+        (
+            "The Sun is 93 million km away.",
+            "The Sun is 93 million miles away.",
+            ["93 million km"],
+            "93 million miles",
+        ),
+    ],
+)
+def test_unstated_and_rival(claim: str, premise: str, missing: list[str], rival: str) -> None:
+    found = unstated(claim, premise)
+    assert [a.surface for a in found] == missing
+    assert [r.surface for r in rivals(found[0], premise)] == [rival]
+
+
+def test_a_label_is_checked_but_has_no_rival() -> None:
+    found = unstated("Python 3.13 is among the tested versions.", "Tested on Python 3.12.")
+    assert [a.surface for a in found] == ["3.13"]
+    assert found[0].label
+    assert rivals(found[0], "Tested on Python 3.12.") == ()
+
+
+def test_rivals_are_distinct_and_limited() -> None:
+    premise = "Fees: 10 euros, 10 euros, 20 euros, 30 euros, 40 euros and 50 euros."
+    (amount,) = unstated("The fee is 15 euros.", premise)
+    assert [r.surface for r in rivals(amount, premise)] == ["10 euros", "20 euros", "30 euros"]
+
+
+def test_substitute() -> None:
+    claim = "The drop is 8 cm today."
+    (amount,) = unstated(claim, "The drop is 8 mm.")
+    (rival,) = rivals(amount, "The drop is 8 mm.")
+    assert substitute(claim, amount, rival) == "The drop is 8 mm today."
+
+
+_PIECES = [
+    "8 cm",
+    "12 kilometres",
+    "up to 40",
+    "about 300,000 km/s",
+    "in 1932",
+    "at 23:00",
+    "at 9 am",
+    "212 °F",
+    "a quarter",
+    "25 percent",
+    "three days a week",
+    "Python 3.12",
+    "two dozen",
+    "$5",
+    "over 20",
+    "half an hour",
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from(_PIECES), min_size=1, max_size=5),
+    st.lists(st.sampled_from(_PIECES), max_size=5),
+)
+def test_properties(claim_pieces: list[str], other: list[str]) -> None:
+    claim = "It is " + " and ".join(claim_pieces) + "."
+    premise = "Also " + " and ".join(other) + "." if other else "Nothing."
+    # a text states its own amounts, and so does any premise that contains it
+    assert unstated(claim, claim) == ()
+    assert unstated(claim, premise + " " + claim) == ()
+    missing = unstated(claim, premise)
+    assert set(missing) <= set(amounts(claim))
+    for a in missing:
+        assert claim[a.start : a.end] == a.surface
+        for r in rivals(a, premise):
+            assert a not in unstated(substitute(claim, a, r), premise) or r.kind != a.kind
+
+
+_AMOUNTISH = re.compile(
+    r"\d[\d,.:]*|\b(?:cm|mm|km|kg|g|miles|pounds|dollars|euros|percent|am|pm|°[cf]|degrees"
+    r"|celsius|fahrenheit)\b",
+    re.IGNORECASE,
+)
+
+
+class NumberBlindOracle(KeywordOracle):
+    """Entails iff the premise has every content word of the claim that is not an amount: blind
+    to amounts the way a small NLI model is."""
+
+    name = "number-blind-oracle"
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> list[Scores]:
+        blind = [(_AMOUNTISH.sub(" ", p), _AMOUNTISH.sub(" ", c)) for p, c in pairs]
+        return super().score(blind)
+
+
+def _claim(eng: EvidenceNecessityGraph, text: str):  # type: ignore[no-untyped-def]
+    return next(c for c in eng.claims if c.text == text)
+
+
+def test_engine_contradicts_a_claim_the_evidence_states_with_another_amount() -> None:
+    contexts = ["The shoe weighs 250 g.", "The heel-to-toe drop is 8 mm."]
+    answer = "The heel-to-toe drop is 8 cm."
+    checked = NecessityEngine(NumberBlindOracle()).evaluate(answer, contexts)
+    blind = NecessityEngine(NumberBlindOracle(), check_amounts=False).evaluate(answer, contexts)
+    claim = _claim(checked, answer)
+    assert _claim(blind, answer).status == "supported"
+    assert claim.status == "contradicted"
+    assert claim.contradicted_by == [1]
+    assert claim.unstated_amounts == ["8 cm"]
+    assert checked.verifier.check_amounts is True
+    assert blind.verifier.check_amounts is False
+
+
+def test_engine_never_supports_an_amount_nowhere_stated() -> None:
+    answer = "Checked bags may weigh up to 23 pounds."
+    eng = NecessityEngine(NumberBlindOracle()).evaluate(answer, ["Checked bags may weigh 23 kg."])
+    claim = _claim(eng, answer)
+    assert claim.status == "unsupported"  # 23 kg is no rival of a count: nothing is swapped in
+    assert claim.unstated_amounts == ["up to 23"]
+    assert eng.minimal_sufficient_set == []
+
+
+def test_the_chunk_that_states_the_amount_is_necessary() -> None:
+    contexts = ["Check-in opens at the front desk.", "Check-in opens at 15:00."]
+    answer = "Check-in opens at 15:00."
+    checked = _claim(NecessityEngine(NumberBlindOracle()).evaluate(answer, contexts), answer)
+    blind = _claim(
+        NecessityEngine(NumberBlindOracle(), check_amounts=False).evaluate(answer, contexts),
+        answer,
+    )
+    assert blind.classification == "robust"  # the blind verifier reads either chunk as enough
+    assert (checked.status, checked.necessary, checked.classification) == (
+        "supported",
+        [1],
+        "fragile",
+    )
+
+
+def test_amount_verdicts_do_not_depend_on_context_order() -> None:
+    contexts = [
+        "The drop is 8 mm.",
+        "The stack height is 30 mm.",
+        "The shoe weighs 250 g.",
+        "Check-in opens at 15:00.",
+    ]
+    answer = "The drop is 8 cm. The stack height is 3 cm. Check-in opens at 16:00."
+    engine = NecessityEngine(NumberBlindOracle())
+    forward = engine.evaluate(answer, contexts)
+    backward = engine.evaluate(answer, contexts[::-1])
+    last = len(contexts) - 1
+    for a, b in zip(forward.claims, backward.claims, strict=True):
+        assert (a.status, a.unstated_amounts) == (b.status, b.unstated_amounts)
+        assert a.contradicted_by == sorted(last - i for i in b.contradicted_by)
+    # 30 mm is 3 cm; the clock time's only rival is 15:00
+    assert [c.status for c in forward.claims] == ["contradicted", "supported", "contradicted"]
+    assert forward.claims[2].contradicted_by == [3]
+
+
+def test_streamed_claims_match_the_whole_answer() -> None:
+    contexts = ["The drop is 8 mm.", "The shoe weighs 250 g."]
+    answer = "The drop is 8 cm. The shoe weighs 250 g."
+    engine = NecessityEngine(NumberBlindOracle())
+    try:
+        whole = engine.evaluate(answer, contexts)
+        stream = engine.stream(contexts)
+        for token in re.findall(r"\S+\s*", answer):
+            stream.feed(token)
+        streamed = stream.finish().result(timeout=60)
+    finally:
+        engine.close()
+    assert [c.model_dump() for c in streamed.claims] == [c.model_dump() for c in whole.claims]
+
+
+def test_an_older_eng_loads_without_the_new_fields() -> None:
+    eng = NecessityEngine(KeywordOracle()).evaluate("Owls hunt at night.", ["Owls hunt at night."])
+    data = eng.model_dump(mode="json")
+    data["schema_version"] = "1.5"
+    del data["verifier"]["check_amounts"]
+    for claim in data["claims"]:
+        del claim["unstated_amounts"]
+    old = EvidenceNecessityGraph.model_validate(data)
+    assert old.verifier.check_amounts is None
+    assert all(c.unstated_amounts == [] for c in old.claims)
