@@ -25,7 +25,7 @@ from .batcher import MicroBatcher, Overflow
 from .citations import check_base
 from .errors import InvalidInputError
 from .graph import EvidenceNecessityGraph
-from .grounding import unstated
+from .grounding import computed, unstated
 from .oracle import Scores, SupportOracle, Verdict, decide
 from .premise import PremisePacker
 from .request import Request, build_all, run_built
@@ -153,11 +153,17 @@ class NecessityEngine(PlanRounds, PlanDriver):
         )
 
     def _judge(self, check: Check, scores: Scores) -> Verdict:
-        """The verdict on one check: the model's (:func:`~ene_core.oracle.decide`), and never
-        supported when the premise states one of the claim's amounts nowhere."""
+        """The verdict on one check: the model's (:func:`~ene_core.oracle.decide`), never
+        supported when the premise states one of the claim's amounts nowhere, and never
+        contradicted when the claim computes an amount from two the premise states."""
         verdict = decide(scores, self.threshold, self.contradiction_threshold)
-        if verdict == "supported" and self.check_amounts and unstated(check[1], check[0].text):
+        if not self.check_amounts or verdict == "unsupported":
+            return verdict
+        premise, claim = check
+        if verdict == "supported" and unstated(claim, premise.text):
             return "unsupported"
+        if verdict == "contradicted" and computed(claim, premise.text):
+            return "unsupported"  # an amount it computes: the model cannot check arithmetic
         return verdict
 
     # -- public API ------------------------------------------------------------------------

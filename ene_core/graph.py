@@ -91,8 +91,9 @@ class Claim(_Model):
     contradicted_by: list[int] = Field(
         default_factory=list,
         description=(
-            "Contradicted claims: indices of the contexts that contradict it (alone, or else "
-            "those whose removal lifts the contradiction). Added in schema 1.1."
+            "Contradicted claims: indices of the contexts that contradict it on their own (since "
+            "1.6 a contradiction needs one), or that state the amount the evidence gives in place "
+            "of the claim's. Added in schema 1.1."
         ),
     )
     p_entail_without: list[float] | None = Field(

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
+from itertools import pairwise
 
 from .quantities import quantities, unit_of
 
-__all__ = ["Amount", "amounts", "rivals", "unstated"]
+__all__ = ["Amount", "amounts", "computed", "holding", "rivals", "substitute", "unstated"]
 
 
 @dataclass(frozen=True)
@@ -42,15 +43,25 @@ class Amount:
     bound: str = ""
     number: Fraction | None = None  # as written, in its own unit ("30" of "30 seconds")
     label: bool = False  # names a thing ("Python 3.13", "version 2"): no other value is a rival
+    loose: bool = False  # evidence only, never checked in a claim ("a year" of "25 days a year")
     half_day: bool = False  # a clock time without am/pm that may be 12 hours later
 
 
-_YEAR = re.compile(r"(?<![\w$€£.,:/-])(1[0-9]{3}|20[0-9]{2}|21[0-9]{2})(?![\w%-]|[.,:]\d)")
+_YEAR = re.compile(r"(?<![\w$€£.,:/])(1[0-9]{3}|20[0-9]{2}|21[0-9]{2})(?![\w%]|'s\b|[.,:]\d)")
+_ORDINALS = "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth"
+_ORDINAL_WORDS = {w: i for i, w in enumerate(_ORDINALS.split(), 1) if i != 2}  # "a second"
+_ORDINAL = re.compile(  # "27th", "the third man" (not "a third": a share)
+    rf"(?<![\w.,])(\d{{1,4}})(?:st|nd|rd|th)\b|(?<!\ba )(?<!\ban )(?<!\bone )"
+    rf"\b({'|'.join(_ORDINAL_WORDS)})\b(?!\s+(?:of|and)\b)",
+    re.IGNORECASE,
+)
+_AGE = re.compile(r"(?<=[a-z])-(?=old\b)", re.IGNORECASE)  # "50-year-old": "50-year old"
 _CLOCK = re.compile(
     r"(?<![\w.:,])(?:(?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d)(?:\s*(?P<ap>[ap])(?:\.m\.|m\b))?"
     r"|(?P<h12>1[0-2]|0?[1-9])(?:\.(?P<m12>[0-5]\d))?\s*(?P<ap12>[ap])(?:\.m\.|m\b))(?![:\d])",
     re.IGNORECASE,
 )
+_NOON = re.compile(r"\b(?:noon|midday|midnight)\b", re.IGNORECASE)
 _TEMPERATURE = re.compile(
     r"(?<![\w.,])(?P<n>-?\d+(?:\.\d+)?)\s*(?:°\s*|degrees?\s+)"
     r"(?P<scale>c|f|celsius|fahrenheit|centigrade)\b",
@@ -60,6 +71,18 @@ _LABEL = re.compile(
     r"(?:\b[A-Z][\w-]*|\b(?:version|v|release|model|number|no\.|chapter|section|route)|#)\s*$"
 )
 _COMPOUND = re.compile(r"\s*(?P<unit>[a-z]+)\s*/", re.IGNORECASE)
+_COMPUTATION = re.compile(
+    r"\b(?:in total|totals?|together|combined|altogether|in all|lasted|lasts|difference|sum)\b",
+    re.IGNORECASE,
+)
+_COMPARISON = re.compile(  # after the amount: "six years after", "238 metres taller"
+    r"\s+(?:more|less|fewer|longer|shorter|taller|higher|lower|older|younger|later|earlier"
+    r"|after|before|apart|bigger|smaller|larger|greater|cheaper|heavier|lighter|faster|slower)\b",
+    re.IGNORECASE,
+)
+_YEAR_DAYS = Fraction(36525, 100)
+_RANGE = re.compile(r"\s*(?:to|-|\u2013|\u2014|or)\s*", re.IGNORECASE)
+_BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)  # "between 7 and 9 hours"
 _TOLERANCE = Fraction(1, 10)  # "about X" is stated by a value within a tenth of X
 
 
@@ -77,6 +100,7 @@ def _clock(m: re.Match[str]) -> tuple[Fraction, bool]:
 def amounts(text: str) -> tuple[Amount, ...]:
     """The amounts, years, clock times and temperatures written in ``text`` that a claim must
     find stated, left to right."""
+    text = _AGE.sub(" ", text)  # same length: offsets hold
     found: list[Amount] = []
     taken: list[tuple[int, int]] = []
 
@@ -87,6 +111,10 @@ def amounts(text: str) -> tuple[Amount, ...]:
         value, half_day = _clock(m)
         found.append(Amount(m.start(), m.end(), m.group(), "clock", value, half_day=half_day))
         taken.append(m.span())
+    for m in _NOON.finditer(text):
+        value = Fraction(0 if m.group().lower() == "midnight" else 720)
+        found.append(Amount(m.start(), m.end(), m.group(), "clock", value))
+        taken.append(m.span())
     for m in _TEMPERATURE.finditer(text):
         n = Fraction(m["n"])
         celsius = (n - 32) * Fraction(5, 9) if m["scale"].lower().startswith("f") else n
@@ -95,16 +123,22 @@ def amounts(text: str) -> tuple[Amount, ...]:
     for m in _YEAR.finditer(text):
         if free(*m.span()):
             found.append(Amount(m.start(), m.end(), m.group(), "year", Fraction(m.group())))
-    previous_end = -10
+            taken.append(m.span())
+    for m in _ORDINAL.finditer(text):  # "the 27th", "the third": a count that names a thing
+        n = Fraction(m[1]) if m[1] else Fraction(_ORDINAL_WORDS[m[2].lower()])
+        loose = not m[1]  # "first opened" is no count to check
+        found.append(
+            Amount(m.start(), m.end(), m.group(), "count", n, number=n, label=True, loose=loose)
+        )
+        taken.append(m.span())
+    seen = False  # an amount before: "a year" of "25 paid days a year" is a rate's unit
     for q in quantities(text):
-        follows = q.start - previous_end <= 2
-        previous_end = q.end
+        follows, seen = seen, True
         if not free(q.start, q.end) or q.dimension == "frequency":
             continue
         article = q.surface.split()[0].lower() in ("a", "an")
         one = q.dimension == "count" and q.value == 1 and q.style != "digits"
-        if (article and follows) or one:
-            continue  # "three days a week", "one of the versions"
+        loose = (article and follows) or one  # "25 days a year", "one of the versions"
         kind, value, end = q.dimension, q.value, q.end
         size = unit_of(q.unit) if q.unit else None
         number = value / size[1] if size else value * 100 if q.unit == "%" else value
@@ -113,14 +147,28 @@ def amounts(text: str) -> tuple[Amount, ...]:
         if compound and unit and not unit[0].startswith("money"):  # "299,792 km/s": a length
             kind, value, end = unit[0], value * unit[1], compound.end("unit")
         label = kind == "count" and not q.bound and bool(_LABEL.search(text, 0, q.start))
-        found.append(Amount(q.start, end, text[q.start : end], kind, value, q.bound, number, label))
-    return tuple(sorted(found, key=lambda a: a.start))
+        found.append(
+            Amount(q.start, end, text[q.start : end], kind, value, q.bound, number, label, loose)
+        )
+    found.sort(key=lambda a: a.start)
+    for i, (a, b) in enumerate(pairwise(found)):
+        # one end of a range takes the other's unit: "8 to 10 hours" is 8 hours to 10 hours
+        plain = a.kind == "count" and not a.label
+        joined = _RANGE.fullmatch(text, a.end, b.start) or (
+            text[a.end : b.start].strip().lower() == "and" and _BETWEEN.search(text, 0, a.start)
+        )
+        if plain and b.kind != "count" and b.number and joined:
+            found[i] = replace(a, kind=b.kind, value=a.value * b.value / b.number)
+    return tuple(found)
 
 
 def _same(claim: Amount, q: Amount) -> bool:
     if claim.kind != q.kind:
-        # "30 seconds" is stated by "timeout (default 30): seconds to wait"
-        return q.kind == "count" and not q.label and claim.number == q.value
+        # "30 seconds" is stated by "timeout (default 30): seconds to wait", "at the age of 3"
+        # by "at the age of 3 years"
+        plain = q if q.kind == "count" else claim if claim.kind == "count" else None
+        other = claim if plain is q else q
+        return plain is not None and not plain.label and plain.value == other.number
 
     if claim.kind == "clock":
         day = Fraction(720)
@@ -135,20 +183,85 @@ def _same(claim: Amount, q: Amount) -> bool:
         return q.value <= claim.value and q.bound not in (">", ">=")
     if claim.bound in (">", ">="):
         return q.value >= claim.value and q.bound not in ("<", "<=")
-    return False
+    # written with less precision: "1,200 staff" is 1,187 rounded, "15%" is 15.3%
+    step = _step(claim)
+    return (
+        step is not None
+        and step > (_step(q) or 0)
+        and claim.kind not in ("year", "clock")
+        and abs(q.value - claim.value) * 2 < step
+    )
 
 
-def _missing(claim: str, premise: str) -> tuple[Amount, ...]:
+_NUMERAL = re.compile(r"(\d[\d,]*)(?:\.(\d+))?")
+
+
+def _step(a: Amount) -> Fraction | None:
+    """The precision ``a`` is written with, in its value's units: 100 for "1,200", 0.1 million
+    for "1.2 million", 0.001 for "15.3%"; ``None`` when it is not written in digits."""
+    m = _NUMERAL.search(a.surface)
+    if m is None or not a.number:
+        return None
+    digits = m[1].replace(",", "")
+    written = Fraction(digits + (f".{m[2]}" if m[2] else ""))
+    if not written:
+        return None
+    places = -len(m[2]) if m[2] else len(digits) - len(digits.rstrip("0"))
+    return Fraction(10) ** places * a.value / written
+
+
+def _sums(kind: str, stated: Sequence[Amount]) -> set[Fraction]:
+    """Sums and differences of two of the ``stated`` amounts, as amounts of ``kind`` (two
+    years give a duration)."""
+    out: set[Fraction] = set()
+    for i, p in enumerate(stated):
+        for q in stated[i + 1 :]:
+            if p.kind == q.kind == kind and not (p.label or q.label):
+                out |= {p.value + q.value, abs(p.value - q.value)}
+            elif p.kind == q.kind == "year" and kind == "time":
+                out.add(abs(p.value - q.value) * _YEAR_DAYS)
+    return out
+
+
+def _split(claim: str, premise: str) -> tuple[tuple[Amount, ...], tuple[Amount, ...]]:
+    """The claim's amounts that ``premise`` does not state: ``(unstated, computed)``, where
+    computed ones are a sum or difference of two stated amounts and the claim words a
+    computation ("in total", "lasted", "six years after", "238 metres taller")."""
+    wanted = [a for a in amounts(claim) if not a.loose]
+    if not wanted:
+        return (), ()
     stated = amounts(premise)
-    return tuple(c for c in amounts(claim) if not any(_same(c, q) for q in stated))
+    counts = any(q.kind == "count" and not q.label for q in stated)
+    missing = [
+        c
+        for c in wanted
+        if not any(_same(c, q) for q in stated)
+        # a plain count ("two people") may count what the premise lists ("a man and a
+        # woman"): unstated only where the premise gives another count
+        and (counts or c.kind != "count" or c.label or c.bound)
+    ]
+    cue = _COMPUTATION.search(claim)
+    computed = tuple(
+        c
+        for c in missing
+        if (cue or _COMPARISON.match(claim, c.end)) and c.value in _sums(c.kind, stated)
+    )
+    return tuple(c for c in missing if c not in computed), computed
 
 
 @lru_cache(maxsize=1 << 16)
 def unstated(claim: str, premise: str) -> tuple[Amount, ...]:
-    """The amounts of ``claim`` that ``premise`` states nowhere, left to right."""
-    if not any(ch.isdigit() for ch in claim) and not quantities(claim):
-        return ()
-    return _missing(claim, premise)
+    """The amounts of ``claim`` that ``premise`` states nowhere and that are not computed from
+    two it states (see :func:`computed`), left to right."""
+    return _split(claim, premise)[0]
+
+
+@lru_cache(maxsize=1 << 16)
+def computed(claim: str, premise: str) -> tuple[Amount, ...]:
+    """The amounts of ``claim`` computed from two that ``premise`` states: a sum or a
+    difference, in a claim that words a computation. The model cannot check arithmetic, so
+    such a claim is not called contradicted for them."""
+    return _split(claim, premise)[1]
 
 
 def rivals(amount: Amount, premise: str, limit: int = 3) -> tuple[Amount, ...]:
@@ -159,7 +272,7 @@ def rivals(amount: Amount, premise: str, limit: int = 3) -> tuple[Amount, ...]:
     kind = amount.kind.split(":")[0]
     out: list[Amount] = []
     for q in amounts(premise):
-        if q.kind.split(":")[0] != kind or q.label or _same(amount, q):
+        if q.kind.split(":")[0] != kind or q.label or q.loose or _same(amount, q):
             continue
         if (q.kind, q.value) not in {(o.kind, o.value) for o in out}:
             out.append(q)

@@ -87,8 +87,9 @@ _unit("time", _MONTH, "month", "months")
 _unit("time", _YEAR, "year", "years")
 _unit("time", 10 * _YEAR, "decade", "decades")
 _unit("time", 100 * _YEAR, "century", "centuries")
-_unit("money", 1, "dollar", "dollars", "usd", "euro", "euros", "eur")
+_unit("money", 1, "dollar", "dollars", "usd", "euro", "euros", "eur", "pound", "pounds", "gbp")
 _CURRENCY = {"$": "dollars", "€": "euros", "£": "sterling"}
+_CURRENCY_OF = {"eur": "euros", "pou": "sterling", "gbp": "sterling"}  # by a unit's first letters
 _UNIT_WORDS = sorted(_UNITS, key=len, reverse=True)
 
 
@@ -285,7 +286,7 @@ def _measure(m: re.Match[str]) -> tuple[str, Fraction, str, str] | None:
     if g["unit"]:
         dimension, size = _UNITS[g["unit"].lower()]
         if dimension == "money":
-            dimension = "money:" + ("euros" if g["unit"].lower().startswith("eur") else "dollars")
+            dimension = "money:" + _CURRENCY_OF.get(g["unit"].lower()[:3], "dollars")
         return dimension, value * size, g["unit"], style
     if g["article"]:
         return None

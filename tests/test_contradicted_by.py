@@ -46,22 +46,19 @@ def test_every_chunk_that_contradicts_alone_is_named(keyword_engine: NecessityEn
     assert eng.claims[0].contradicted_by == [0, 2]
 
 
-def test_joint_contradiction_falls_back_to_leave_one_out(keyword_engine: NecessityEngine) -> None:
-    # Neither chunk contradicts alone (each misses a word); together only the number is off,
-    # and removing either lifts the contradiction: both are named.
-    eng = keyword_engine.evaluate("Alpha is beta 7.", ctx("Alpha 5.", "Beta.", "Gamma."))
+@pytest.mark.parametrize("check_amounts", [True, False])
+def test_a_contradiction_without_a_culprit_is_unsupported(check_amounts: bool) -> None:
+    # Neither chunk contradicts alone (each misses a word); only the packed premise does.
+    engine = NecessityEngine(KeywordOracle(), check_amounts=check_amounts)
+    eng = engine.evaluate("Alpha is beta 7.", ctx("Alpha has 5.", "Beta.", "Gamma."))
     claim = eng.claims[0]
-    assert claim.status == "contradicted" and claim.contradicted_by == [0, 1]
-
-
-def test_contradiction_that_survives_every_removal_names_its_premise() -> None:
-    # Two alternative pairs contradict: no chunk alone, and no single removal lifts it.
-    engine = NecessityEngine(KeywordOracle(), packer=PremisePacker(top_k=4))
-    eng = engine.evaluate(
-        "Alpha is beta 7.", ctx("Alpha 5.", "Alpha 6.", "Beta.", "Beta gamma.", "Delta.")
-    )
-    assert eng.claims[0].status == "contradicted"
-    assert eng.claims[0].contradicted_by == [0, 1, 2, 3]
+    assert claim.p_contra is not None and claim.p_contra > 0.5  # the packed premise "contradicts"
+    assert claim.status == "unsupported" and claim.contradicted_by == []
+    assert claim.unstated_amounts == (["7"] if check_amounts else [])
+    packer = PremisePacker(top_k=4)
+    pairs = NecessityEngine(KeywordOracle(), check_amounts=check_amounts, packer=packer)
+    eng = pairs.evaluate("Alpha is beta 7.", ctx("Alpha 5.", "Alpha 6.", "Beta.", "Beta gamma."))
+    assert eng.claims[0].status == "unsupported" and eng.claims[0].contradicted_by == []
 
 
 def test_blame_costs_at_most_top_k_checks_per_contradicted_claim() -> None:
