@@ -153,6 +153,7 @@ def same_verdict(streamed: Claim, final: Claim) -> bool:
         "hypothesis",
         "premise_contexts",
         "p_entail_alone",
+        "unstated_amounts",
     )
     if streamed.cited:
         fields += ("citation_supported", "citations_unneeded", "citations_missing")

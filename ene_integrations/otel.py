@@ -414,6 +414,12 @@ class NecessitySpanRecorder:
                 event["ene.claim.read_as_answer"] = True
                 if self.capture_content:
                     event["ene.claim.hypothesis"] = truncate(claim.hypothesis, cut)
+            if claim.unstated_amounts:  # amounts the evidence states nowhere
+                event["ene.claim.unstated_amount_count"] = len(claim.unstated_amounts)
+                if self.capture_content:
+                    event["ene.claim.unstated_amounts"] = [
+                        truncate(a, cut) for a in claim.unstated_amounts[: self.max_list_items]
+                    ]
             if claim.citation_supported is not None:  # markers as written in the answer
                 cap = self.max_list_items
                 event["ene.claim.citation_supported"] = claim.citation_supported

@@ -263,3 +263,33 @@ def test_an_older_eng_loads_without_the_new_fields() -> None:
     old = EvidenceNecessityGraph.model_validate(data)
     assert old.verifier.check_amounts is None
     assert all(c.unstated_amounts == [] for c in old.claims)
+
+
+def test_viewer_and_trace_show_the_amounts_not_in_the_evidence() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from ene_core.reports.viewer import render_html
+    from ene_core.results import NecessityDispatcher
+    from ene_integrations.otel import NecessitySpanRecorder
+
+    answer, contexts = "The <b>drop</b> is 8 cm.", ["The drop is 8 mm."]
+    engine = NecessityEngine(NumberBlindOracle())
+    eng = engine.evaluate(answer, contexts)
+    assert eng.claims[0].unstated_amounts == ["8 cm"]
+    page = render_html([eng])
+    assert "not in the evidence: <q>8 cm</q>" in page and "not in the evidence: 8 cm" in page
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    result = NecessityDispatcher(engine, mode="inline").dispatch("r", answer, contexts, "Drop?")
+    assert result is not None and result.ok
+    NecessitySpanRecorder(provider)(result)
+    NecessitySpanRecorder(provider, capture_content=True)(result)
+    hidden, shown = exporter.get_finished_spans()
+    (claim,) = [e.attributes for e in hidden.events if e.name == "ene.claim"]
+    assert claim["ene.claim.unstated_amount_count"] == 1
+    assert "ene.claim.unstated_amounts" not in claim
+    (claim,) = [e.attributes for e in shown.events if e.name == "ene.claim"]
+    assert list(claim["ene.claim.unstated_amounts"]) == ["8 cm"]

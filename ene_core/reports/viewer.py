@@ -177,6 +177,8 @@ def _claim_title(claim: Claim) -> str:
     if not claim.checkable:
         return f"claim {claim.index + 1}: {claim.kind}, not checked"
     read = "" if claim.hypothesis is None else f"; read as: {claim.hypothesis}"
+    if claim.unstated_amounts:
+        read += "; not in the evidence: " + ", ".join(claim.unstated_amounts)
     if claim.status == "contradicted":
         by = ", ".join(f"#{i + 1}" for i in claim.contradicted_by) or "-"
         p = f"{claim.p_contra:.2f}" if claim.p_contra is not None else "-"
@@ -366,6 +368,10 @@ def _verdicts(eng: EvidenceNecessityGraph) -> str:
             if claim.hypothesis is None
             else f' <span class="read">read as: <q>{esc(claim.hypothesis)}</q></span>'
         )
+        if claim.unstated_amounts:
+            amounts = ", ".join(f"<q>{esc(a)}</q>" for a in claim.unstated_amounts)
+            read += f' <span class="read">not in the evidence: {amounts}</span>'
+
         rows.append(
             f'<li data-key="{_ckey(claim.index)}" data-links="{_claim_links(claim)}">'
             f'<span class="badge {status}">{claim.index + 1}</span> '
