@@ -6,8 +6,9 @@ The keep policies (``prune(items, eng, keep=...)``; every adapter takes the same
   that contradicts a claim (``claim.contradicted_by``), plus the chunks that fed the premise of
   a claim whose verdict is uncertain: its entailment within :data:`ENTAIL_MARGIN` of τ or its
   contradiction within :data:`CONTRA_MARGIN` of τ_c, or (a claim found unsupported) one of its
-  premise chunks alone entails it within :data:`ALONE_MARGIN` of τ. A verifier error near a
-  threshold then costs tokens, not evidence.
+  premise chunks alone entails it within :data:`ALONE_MARGIN` of τ, or the engine's rules
+  overrode the model's verdict on it (an amount not in the evidence, a contradiction without a
+  culprit). A verifier error near a threshold then costs tokens, not evidence.
 * ``"minimal"``: the minimal sufficient set only: every supported claim stays supported, the
   fewest tokens are kept; a chunk that only contradicts the answer is dropped.
 * ``"necessary"``: only the chunks some claim needs on its own (smaller still).
@@ -30,6 +31,7 @@ from .contexts import to_context
 from .errors import InvalidInputError, PruneMismatchError
 from .graph import Claim, EvidenceNecessityGraph
 from .normalise import clean_text
+from .oracle import Scores, decide
 from .results import NecessityResult
 
 T = TypeVar("T")
@@ -42,7 +44,9 @@ DEFAULT_KEEP: KeepPolicy = "safe"
 # (ene-nli-mini v2, tau 0.40, tau_c 0.41) by `python benchmarks/pruning_tradeoff.py --calibrate`:
 # of the grid 0, 0.025 .. 0.3 per margin, the point dropping the most truly unused chunks among
 # those keeping every needed chunk of >= 95% of the truly supported claims with 95% confidence
-# (Wilson lower bound), ties to the smallest margins. Dev: safety 0.984, unused dropped 0.682.
+# (Wilson lower bound), ties to the smallest margins. Dev: safety 0.984, unused dropped 0.649
+# (with the amount check and the culprit rule, and claims the engine's rules overrode counted as
+# uncertain; recalibrated: the same margins).
 # Re-run that command after retraining the verifier and paste the three lines it prints.
 ENTAIL_MARGIN = 0.1
 CONTRA_MARGIN = 0.0
@@ -185,6 +189,10 @@ def uncertain(eng: EvidenceNecessityGraph, claim: Claim, margins: SafeMargins) -
         return True
     if claim.p_contra is not None and abs(claim.p_contra - tau_c) <= margins.contra:
         return True
+    if claim.p_entail is not None and claim.p_contra is not None:
+        model = decide(Scores(claim.p_entail, claim.p_contra), tau, tau_c)
+        if model != claim.status:  # the engine's rules overrode the model (amounts, culprit)
+            return True
     alone = claim.p_entail_alone or []
     return claim.status == "unsupported" and any(p >= tau - margins.alone for p in alone)
 

@@ -293,3 +293,11 @@ def test_viewer_and_trace_show_the_amounts_not_in_the_evidence() -> None:
     assert "ene.claim.unstated_amounts" not in claim
     (claim,) = [e.attributes for e in shown.events if e.name == "ene.claim"]
     assert list(claim["ene.claim.unstated_amounts"]) == ["8 cm"]
+
+
+def test_cli_shows_the_amounts_not_in_the_evidence(capsys: pytest.CaptureFixture[str]) -> None:
+    from ene_core.cli import main
+
+    argv = ["evaluate", "--oracle", "keyword", "--answer", "The drop is 8 cm and light."]
+    assert main([*argv, "--context", "The drop is 8 mm and light."]) == 0
+    assert "not in the evidence: 8 cm" in capsys.readouterr().out

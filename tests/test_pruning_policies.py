@@ -197,3 +197,16 @@ async def test_llama_index_prune_unused_keeps_the_contradicting_node(keyword_eng
     minimal = li.prune_unused(response, engine=keyword_engine, keep="minimal")
     assert [n.node.node_id for n in minimal.source_nodes] == ["n2"]
     assert len(response.source_nodes) == 3  # the original is untouched
+
+
+def test_a_verdict_the_engine_overrode_is_uncertain(keyword_engine) -> None:
+    # the keyword oracle "contradicts" through the packed premise only (no chunk alone): the
+    # engine calls the claim unsupported, against the model, so its premise chunks are kept
+    contexts = ["Alpha has 5.", "Beta.", "Gamma is green."]
+    eng = keyword_engine.evaluate("Alpha is beta 7. Gamma is green.", contexts)
+    overruled, green = eng.claims
+    assert overruled.status == "unsupported" and overruled.p_contra > 0.5
+    assert uncertain(eng, overruled, NONE) and not uncertain(eng, green, NONE)
+    kept = prune(list(contexts), eng, margins=NONE)
+    assert kept.kept_indices == [0, 1, 2]
+    assert KeepReason("uncertain", 0) in kept.why[0]

@@ -411,6 +411,10 @@ def render(eng: EvidenceNecessityGraph) -> str:
         )
         if claim.hypothesis is not None:  # a short answer, checked as the question's answer
             lines.append(f"  {' ' * len(number)} read as: {claim.hypothesis}")
+        if claim.unstated_amounts:
+            lines.append(
+                f"  {' ' * len(number)} not in the evidence: {', '.join(claim.unstated_amounts)}"
+            )
     for ctx in eng.contexts:
         mark = "used" if ctx.used else "UNUSED"
         preview = ctx.text[:70].replace("\n", " ")
