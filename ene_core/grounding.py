@@ -1,5 +1,5 @@
 """Amounts the evidence states: a claim is supported only if its premise states each of its
-amounts, years and clock times, in some unit or wording.
+amounts, years, clock times and temperatures, in some unit or wording.
 
 A small NLI model reads "The drop is 8 cm" against "The drop is 8 mm", or "up to 23 pounds"
 against "up to 23 kg", as the same fact: every word but one matches. :func:`unstated` finds
@@ -11,9 +11,11 @@ another amount, so the claim is contradicted (see docs/engine.md, "Amounts the e
 not state").
 
 Loose wording is honoured: "about 300,000 km/s" is stated by "299,792 km/s" (within a tenth),
-"more than 20" by "25", "under 40" by "38". Rates are compared by their amount ("4.90 euros"
-of "4.90 euros a month"); frequencies ("weekly"), a bare "one" and an amount written with an
-article after another amount ("three days a week") are not checked. Deterministic and offline.
+"more than 20" by "25", "under 40" by "38", "1,200" by "1,187" (rounded to the claim's
+precision); an amount computed from two stated ones ("lasted 116 years") is :func:`computed`,
+not unstated. Rates are compared by their amount ("4.90 euros" of "4.90 euros a month");
+frequencies ("weekly"), a bare "one", ordinal words and an amount written with an article after
+another amount ("three days a week") are not checked. Deterministic and offline.
 """
 
 from __future__ import annotations
@@ -163,6 +165,7 @@ def amounts(text: str) -> tuple[Amount, ...]:
 
 
 def _same(claim: Amount, q: Amount) -> bool:
+    """Whether the evidence's ``q`` states the claim's amount ``claim``."""
     if claim.kind != q.kind:
         # "30 seconds" is stated by "timeout (default 30): seconds to wait", "at the age of 3"
         # by "at the age of 3 years"
@@ -223,6 +226,7 @@ def _sums(kind: str, stated: Sequence[Amount]) -> set[Fraction]:
     return out
 
 
+@lru_cache(maxsize=1 << 16)
 def _split(claim: str, premise: str) -> tuple[tuple[Amount, ...], tuple[Amount, ...]]:
     """The claim's amounts that ``premise`` does not state: ``(unstated, computed)``, where
     computed ones are a sum or difference of two stated amounts and the claim words a
@@ -249,14 +253,12 @@ def _split(claim: str, premise: str) -> tuple[tuple[Amount, ...], tuple[Amount, 
     return tuple(c for c in missing if c not in computed), computed
 
 
-@lru_cache(maxsize=1 << 16)
 def unstated(claim: str, premise: str) -> tuple[Amount, ...]:
     """The amounts of ``claim`` that ``premise`` states nowhere and that are not computed from
     two it states (see :func:`computed`), left to right."""
     return _split(claim, premise)[0]
 
 
-@lru_cache(maxsize=1 << 16)
 def computed(claim: str, premise: str) -> tuple[Amount, ...]:
     """The amounts of ``claim`` computed from two that ``premise`` states: a sum or a
     difference, in a claim that words a computation. The model cannot check arithmetic, so
