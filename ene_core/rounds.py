@@ -142,12 +142,11 @@ class PlanRounds(MinimalSet, GraphAssembly):
         several = [k for k in cited if entailed[k] and len(cites[k].cited) > 1]
         supported = [k for k in claims if verdicts[k] == "supported"]
         contradicted = [k for k in claims if verdicts[k] == "contradicted"]
-        # The contexts that fed each claim's premise; suspects of a contradiction are those of
-        # the premise that contradicted it. A claim not supported gets each of them alone.
-        premised = {k: sorted(index.premise(segments[k].verifier_text).contexts) for k in claims}
-        suspects = {k: premised[k] for k in contradicted}
         unsure = [k for k in claims if verdicts[k] == "unsupported"]
         own = dict(zip(claims, asked, strict=False))  # each claim's baseline check
+        # The contexts that fed each claim's premise; suspects of a contradiction are those of
+        # the premise that contradicted it. A claim not supported gets each of them alone.
+        premised = {k: sorted(own[k][0].contexts) for k in claims}
         unstated = {k: self._unstated(own[k]) for k in claims}
         probes = [
             (k, probe, rival) for k in unsure for probe, rival in self._probes(own[k], unstated[k])
@@ -180,7 +179,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
         # on its own. Where none does, the claim is unsupported.
         verdicts_alone = iter(both.verdicts[len(loo_checks) : split])
         blame = {
-            k: [i for i in suspects[k] if next(verdicts_alone) == "contradicted"]
+            k: [i for i in premised[k] if next(verdicts_alone) == "contradicted"]
             for k in contradicted
         }
         for k in contradicted:
