@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any, Protocol, runtime_checkable
 
+from .arithmetic import derive
 from .batcher import MicroBatcher, Overflow
 from .citations import check_base
 from .errors import InvalidInputError
@@ -157,9 +158,14 @@ class NecessityEngine(PlanRounds, PlanDriver):
         supported when the premise states one of the claim's amounts nowhere, and never
         contradicted when the claim computes an amount from two the premise states."""
         verdict = decide(scores, self.threshold, self.contradiction_threshold)
-        if not self.check_amounts or verdict == "unsupported":
+        if not self.check_amounts:
             return verdict
         premise, claim = check
+        derived = derive(claim, premise.parts)
+        if derived is not None:
+            return derived.verdict  # a comparison the evidence's amounts settle
+        if verdict == "unsupported":
+            return verdict
         if verdict == "supported" and unstated(claim, premise.text):
             return "unsupported"
         if verdict == "contradicted" and computed(claim, premise.text):

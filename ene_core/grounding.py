@@ -29,7 +29,16 @@ from itertools import pairwise
 
 from .quantities import quantities, unit_of
 
-__all__ = ["Amount", "amounts", "computed", "holding", "rivals", "substitute", "unstated"]
+__all__ = [
+    "Amount",
+    "amounts",
+    "computed",
+    "holding",
+    "rivals",
+    "same_amount",
+    "substitute",
+    "unstated",
+]
 
 
 @dataclass(frozen=True)
@@ -164,7 +173,7 @@ def amounts(text: str) -> tuple[Amount, ...]:
     return tuple(found)
 
 
-def _same(claim: Amount, q: Amount) -> bool:
+def same_amount(claim: Amount, q: Amount) -> bool:
     """Whether the evidence's ``q`` states the claim's amount ``claim``."""
     if claim.kind != q.kind:
         # "30 seconds" is stated by "timeout (default 30): seconds to wait", "at the age of 3"
@@ -239,7 +248,7 @@ def _split(claim: str, premise: str) -> tuple[tuple[Amount, ...], tuple[Amount, 
     missing = [
         c
         for c in wanted
-        if not any(_same(c, q) for q in stated)
+        if not any(same_amount(c, q) for q in stated)
         # a plain count ("two people") may count what the premise lists ("a man and a
         # woman"): unstated only where the premise gives another count
         and (counts or c.kind != "count" or c.label or c.bound)
@@ -274,7 +283,7 @@ def rivals(amount: Amount, premise: str, limit: int = 3) -> tuple[Amount, ...]:
     kind = amount.kind.split(":")[0]
     out: list[Amount] = []
     for q in amounts(premise):
-        if q.kind.split(":")[0] != kind or q.label or q.loose or _same(amount, q):
+        if q.kind.split(":")[0] != kind or q.label or q.loose or same_amount(amount, q):
             continue
         if (q.kind, q.value) not in {(o.kind, o.value) for o in out}:
             out.append(q)
@@ -288,4 +297,4 @@ def substitute(claim: str, amount: Amount, rival: Amount) -> str:
 
 def holding(parts: Sequence[str], rival: Amount) -> list[int]:
     """Indices of the ``parts`` that state ``rival``'s value."""
-    return [i for i, part in enumerate(parts) if any(_same(rival, q) for q in amounts(part))]
+    return [i for i, part in enumerate(parts) if any(same_amount(rival, q) for q in amounts(part))]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
+from .arithmetic import Derivation, derive
 from .assembly import ClaimRounds, GraphAssembly
 from .citations import Citations, check_base, resolve
 from .claims import Segment, read_with_question, split_claims
@@ -183,6 +184,9 @@ class PlanRounds(MinimalSet, GraphAssembly):
             for k in contradicted
         }
         for k in contradicted:
+            derived = self._derived(own[k])
+            if derived is not None:  # the contexts of the amounts it compares
+                blame[k] = sorted({own[k][0].sources[i][0] for i in derived.parts})
             if not blame[k]:
                 verdicts[k] = "unsupported"
                 del blame[k]
@@ -218,6 +222,9 @@ class PlanRounds(MinimalSet, GraphAssembly):
         return Judged(
             list(scores), [self._judge(c, s) for c, s in zip(checks, scores, strict=True)]
         )
+
+    def _derived(self, check: Check) -> Derivation | None:
+        return derive(check[1], check[0].parts) if self.check_amounts else None
 
     def _unstated(self, check: Check) -> tuple[Amount, ...]:
         return unstated(check[1], check[0].text) if self.check_amounts else ()

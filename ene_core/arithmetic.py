@@ -1,0 +1,243 @@
+"""Comparisons and differences the evidence implies, checked by arithmetic.
+
+A small NLI model cannot subtract: "Everest is 238 metres taller than K2." against "Everest is
+8,849 m high." and "K2 is 8,611 m high." comes out contradicted (238 is written nowhere), and
+"K2 is taller than Everest." comes out supported (every word is there). :func:`derive` does the
+arithmetic: it finds the two amounts the claim compares, one for each side of its comparative
+("Everest" / "K2"), and checks the order (and the difference, where the claim gives one).
+
+Shapes read:
+
+- a difference: "238 metres taller than K2", "six years after his defeat at Waterloo", "lasted
+  116 years" (two years of one sentence);
+- an order: "cheaper than the express train", "higher in the third quarter than in the second",
+  "after the annual general meeting".
+
+Fail-closed: ``None`` (the model's verdict stands) unless each side of the comparison is bound to
+exactly one of the evidence's amounts (the clause holding the amount shares more of that side's
+own words than the other amount's clause does), both amounts are of one kind, and every content
+word of the claim is in the sentences they come from. Deterministic and offline.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from functools import lru_cache
+from itertools import pairwise
+from typing import Literal
+
+from .grounding import Amount, amounts, same_amount
+from .premise import content_words
+
+__all__ = ["Derivation", "derive"]
+
+_MORE = "more|longer|taller|higher|later|after|bigger|larger|greater|heavier"
+_LESS = "less|fewer|shorter|lower|earlier|before|smaller|cheaper|lighter"
+_COMPARATIVE = re.compile(rf"\b(?:more expensive|less expensive|{_MORE}|{_LESS})\b", re.IGNORECASE)
+_GREATER = frozenset(_MORE.split("|")) | {"more expensive"}
+_COMPARES = {  # the kinds some comparatives compare; the rest: any but years and times of day
+    "cheaper": ("money",),
+    "more expensive": ("money",),
+    "less expensive": ("money",),
+    "heavier": ("mass",),
+    "lighter": ("mass",),
+    "taller": ("length",),
+    "longer": ("length", "time"),
+    "shorter": ("length", "time"),
+    "fewer": ("count",),
+}
+_EVENT = frozenset({"after", "before", "later", "earlier"})  # order in time: years, clock
+_LASTED = re.compile(r"\b(?:lasted|lasts|lasting)\b", re.IGNORECASE)
+_CLAUSE = re.compile(r",\s+|;\s+|\s+(?:while|whereas|but|and)\s+", re.IGNORECASE)
+_YEAR_DAYS = Fraction(36525, 100)
+# words a claim may add that no evidence needs to state
+_MANNER = frozenset(
+    content_words("actually exactly roughly approximately nearly almost around just only some")
+)
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """What arithmetic says of a claim: its verdict, the indices of the premise parts holding
+    the two amounts, and the sum as written (``"8,849 m - 8,611 m = 238 metres taller"``)."""
+
+    verdict: Literal["supported", "contradicted"]
+    parts: tuple[int, ...]
+    working: str
+
+
+@dataclass(frozen=True)
+class _Held:
+    """One of the evidence's amounts, with the part it is in and the words of its clause."""
+
+    amount: Amount
+    part: int
+    sentence: frozenset[str]
+    clause: frozenset[str]
+
+    def share(self, words: set[str]) -> float:
+        """How much of ``words`` its sentence and its clause hold (0 to 1)."""
+        return (len(self.sentence & words) + len(self.clause & words)) / (2 * len(words))
+
+
+def derive(claim: str, parts: Sequence[str]) -> Derivation | None:
+    """The verdict arithmetic gives ``claim`` against a premise of sentences ``parts``, or
+    ``None`` where the claim compares nothing or the evidence does not bind its amounts."""
+    return _derive(claim, tuple(parts))
+
+
+@lru_cache(maxsize=1 << 14)
+def _derive(claim: str, parts: tuple[str, ...]) -> Derivation | None:
+    held = [h for i, part in enumerate(parts) for h in _held(part, i)]
+    if len(held) < 2:
+        return None
+    own = [a for a in amounts(claim) if not a.loose]
+    m = _COMPARATIVE.search(claim)
+    if m is None:
+        return _duration(claim, own, held, parts) if _LASTED.search(claim) else None
+    word = m.group().lower()
+    middle, than, after = claim[m.end() :].partition(" than ")
+    if not than:
+        if word not in ("after", "before"):
+            return None  # "higher at altitude": against what, the evidence must say
+        middle, after = "", middle
+    if any(
+        a.start <= m.start() < a.end
+        or (m.end() <= a.start and not middle and a.start == len(claim) - len(after))
+        for a in own
+    ):
+        return None  # a bound: "more than 20 people"
+    before = [a for a in own if a.end <= m.start()]
+    given = before[-1] if before and not claim[before[-1].end : m.start()].strip() else None
+    if given is not None and any(same_amount(given, h.amount) for h in held):
+        return None  # stated as it is: a duration ("rest 10 minutes before serving")
+    if any(a is not given for a in own):
+        return None  # a claim that writes its amounts out: the model compares them
+    if given is None and word in _EVENT:
+        return None  # "after the war": which year is whose, only a difference pins down
+    start = given.start if given else m.start()
+    left = set(content_words(claim[:start] + " " + middle))
+    right = set(content_words(after))
+    left, right = left - right, right - left
+    if not left or not right:
+        return None
+    pair = _bind(held, left, right, word)
+    if pair is None:
+        return None
+    a, b = pair
+    if not _covered(claim, [m.group(), *(x.surface for x in own)], parts, (a.part, b.part)):
+        return None
+    if a.amount.value == b.amount.value:
+        return None
+    ordered = (a.amount.value > b.amount.value) == (word in _GREATER)
+    working = f"{a.amount.surface} vs {b.amount.surface}: {word}"
+    if given is not None:
+        gap = _difference(a.amount, b.amount, given.kind)
+        if gap is None or not same_amount(given, gap):
+            return None  # another difference: the amount check's rivals decide
+        working = f"{a.amount.surface} - {b.amount.surface} = {given.surface} {word}"
+    verdict: Literal["supported", "contradicted"] = "supported" if ordered else "contradicted"
+    return Derivation(verdict, tuple(sorted({a.part, b.part})), working)
+
+
+def _duration(
+    claim: str, own: list[Amount], held: list[_Held], parts: tuple[str, ...]
+) -> Derivation | None:
+    """ "The war lasted 116 years": the claim's one unstated duration is the gap between two
+    years of one evidence sentence that shares the claim's words."""
+    unstated = [a for a in own if not any(same_amount(a, h.amount) for h in held)]
+    if len(unstated) != 1 or unstated[0].kind != "time":
+        return None
+    span = unstated[0]
+    words = set(content_words(claim[: span.start]))
+    found = []
+    for i, part in enumerate(parts):
+        years = [h for h in held if h.part == i and h.amount.kind == "year"]
+        if len(years) == 2 and words - _MANNER <= set(content_words(part)) | {"last"}:
+            found.append((i, years))
+    if not found:
+        return None
+    i, (a, b) = found[0]
+    gap = _difference(a.amount, b.amount, "time")
+    if gap is None or not same_amount(span, gap):
+        return None
+    working = f"{b.amount.surface} - {a.amount.surface} = {span.surface}"
+    return Derivation("supported", (i,), working)
+
+
+def _held(part: str, index: int) -> list[_Held]:
+    """The amounts of one premise part, each with the words of its sentence and its clause."""
+    out = []
+    cuts = [0, *(m.end() for m in _CLAUSE.finditer(part)), len(part) + 1]
+    sentence = frozenset(content_words(part))
+    for a in amounts(part):
+        if a.label or a.loose or a.bound not in ("", "~"):
+            continue
+        start, end = next((s, e) for s, e in pairwise(cuts) if s <= a.start < e)
+        out.append(_Held(a, index, sentence, frozenset(content_words(part[start:end]))))
+    return out
+
+
+def _bind(
+    held: list[_Held], left: set[str], right: set[str], word: str
+) -> tuple[_Held, _Held] | None:
+    """The evidence amount of each side of the comparison: of the amounts of one kind, the one
+    whose sentence and clause share most of that side's own words (as a share of them), and
+    more than of the other side's. ``None`` unless exactly one kind has one for each side."""
+    found = []
+    for kind in sorted({h.amount.kind for h in held if _comparable(h.amount.kind, word)}):
+        of = [h for h in held if h.amount.kind == kind]
+        score = {id(h): (h.share(left), h.share(right)) for h in of}
+        a = _best([h for h in of if score[id(h)][0] > score[id(h)][1]], left)
+        b = _best([h for h in of if score[id(h)][1] > score[id(h)][0]], right)
+        if a is None and b is not None:  # the other side's one amount sharing its words
+            a = _only([h for h in of if h is not b and score[id(h)][0] > 0])
+        elif b is None and a is not None:
+            b = _only([h for h in of if h is not a and score[id(h)][1] > 0])
+        if a is not None and b is not None:
+            found.append((a, b))
+    return found[0] if len(found) == 1 else None
+
+
+def _best(candidates: list[_Held], words: set[str]) -> _Held | None:
+    """The candidate sharing most of ``words``; ``None`` on a tie."""
+    ranked = sorted(candidates, key=lambda h: -h.share(words))
+    if not ranked or (len(ranked) > 1 and ranked[0].share(words) == ranked[1].share(words)):
+        return None
+    return ranked[0]
+
+
+def _only(candidates: list[_Held]) -> _Held | None:
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def _comparable(kind: str, word: str) -> bool:
+    """Whether amounts of ``kind`` are what ``word`` compares ("after": years and times)."""
+    if word in _EVENT:
+        return kind in ("year", "clock")
+    wanted = _COMPARES.get(word)
+    if wanted is not None:
+        return kind.split(":")[0] in wanted
+    return kind not in ("year", "clock")
+
+
+def _difference(a: Amount, b: Amount, kind: str) -> Amount | None:
+    """``|a - b|`` as an amount of ``kind`` (two years give a duration in days)."""
+    gap = abs(a.value - b.value)
+    if a.kind == b.kind == "year" and kind == "time":
+        gap = gap * _YEAR_DAYS
+    elif a.kind != kind:
+        return None
+    return replace(a, kind=kind, value=gap, bound="")
+
+
+def _covered(claim: str, skip: list[str], parts: tuple[str, ...], used: tuple[int, int]) -> bool:
+    """Every content word of the claim (but the comparison and amounts) is in the used parts."""
+    text = claim
+    for s in skip:
+        text = text.replace(s, " ")
+    have = set().union(*(content_words(parts[i]) for i in set(used)))
+    return set(content_words(text)) - _MANNER <= have
