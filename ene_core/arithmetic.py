@@ -38,6 +38,7 @@ _MORE = "more|longer|taller|higher|later|after|bigger|larger|greater|heavier"
 _LESS = "less|fewer|shorter|lower|earlier|before|smaller|cheaper|lighter"
 _COMPARATIVE = re.compile(rf"\b(?:more expensive|less expensive|{_MORE}|{_LESS})\b", re.IGNORECASE)
 _GREATER = frozenset(_MORE.split("|")) | {"more expensive"}
+_PRONOUNS = frozenset({"one", "ones"})  # "than the variable one"
 _COMPARES = {  # the kinds some comparatives compare; the rest: any but years and times of day
     "cheaper": ("money",),
     "more expensive": ("money",),
@@ -112,7 +113,7 @@ def _derive(claim: str, parts: tuple[str, ...]) -> Derivation | None:
         return None  # a bound: "more than 20 people"
     before = [a for a in own if a.end <= m.start()]
     given = before[-1] if before and not claim[before[-1].end : m.start()].strip() else None
-    if given is not None and any(same_amount(given, h.amount) for h in held):
+    if given and word in _EVENT and any(same_amount(given, h.amount) for h in held):
         return None  # stated as it is: a duration ("rest 10 minutes before serving")
     if any(a is not given for a in own):
         return None  # a claim that writes its amounts out: the model compares them
@@ -121,7 +122,7 @@ def _derive(claim: str, parts: tuple[str, ...]) -> Derivation | None:
     start = given.start if given else m.start()
     left = set(content_words(claim[:start] + " " + middle))
     right = set(content_words(after))
-    left, right = left - right, right - left
+    left, right = left - right - _PRONOUNS, right - left - _PRONOUNS
     if not left or not right:
         return None
     pair = _bind(held, left, right, word)
@@ -240,4 +241,4 @@ def _covered(claim: str, skip: list[str], parts: tuple[str, ...], used: tuple[in
     for s in skip:
         text = text.replace(s, " ")
     have = set().union(*(content_words(parts[i]) for i in set(used)))
-    return set(content_words(text)) - _MANNER <= have
+    return set(content_words(text)) - _MANNER - _PRONOUNS <= have

@@ -25,7 +25,8 @@ class ClaimRounds:
     the contexts each supported claim needs, who contradicts each contradicted claim, the
     support-matrix rows, per claim with markers (its cited chunks entail it, its imprecise
     markers), the contexts that fed each claim's premise, for a claim not supported its
-    entailment by each of them alone, and the amounts its premise does not state."""
+    entailment by each of them alone, the amounts its premise does not state, and the
+    comparison arithmetic settled for it (worked out)."""
 
     baseline: dict[int, Scores]
     verdicts: dict[int, Verdict]
@@ -38,6 +39,7 @@ class ClaimRounds:
     premised: dict[int, list[int]]
     by_one: dict[int, list[float]]
     unstated: dict[int, list[str]]
+    arithmetic: dict[int, str]
 
 
 class GraphAssembly:
@@ -198,6 +200,7 @@ class GraphAssembly:
             premise_contexts=to_user(found.premised[k]),
             p_entail_alone=_by_context(list(order), found.premised[k], found.by_one.get(k)),
             unstated_amounts=found.unstated.get(k, []),
+            arithmetic=found.arithmetic.get(k),
         )
 
 

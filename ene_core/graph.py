@@ -23,7 +23,8 @@ from .normalise import MAX_DEPTH, decode_json, json_problem
 # 1.5: short answers (Claim.hypothesis, ClaimKind "fragment"; older ENGs load with it None)
 # 1.6: amounts the evidence does not state (Claim.unstated_amounts, Verifier.check_amounts;
 #      older ENGs load with them empty / None)
-SCHEMA_VERSION = "1.6"
+# 1.7: comparisons settled by arithmetic (Claim.arithmetic; older ENGs load with it None)
+SCHEMA_VERSION = "1.7"
 
 Status = Literal["supported", "contradicted", "unsupported"]
 Classification = Literal["unsupported", "contradicted", "fragile", "joint", "robust"]
@@ -127,6 +128,14 @@ class Claim(_Model):
             "premise states nowhere (in no unit or wording): such a claim is never supported, "
             "and is contradicted (by the contexts in contradicted_by) when the evidence "
             "supports it with another amount of that kind. Added in schema 1.6."
+        ),
+    )
+    arithmetic: str | None = Field(
+        default=None,
+        description=(
+            "A comparison or difference of the claim that the evidence's amounts settle, as "
+            "worked out ('8,849 metres - 8,611 metres = 238 metres taller'): the claim's verdict "
+            "is the arithmetic's, not the model's. Added in schema 1.7."
         ),
     )
 

@@ -131,8 +131,9 @@ def amounts(text: str) -> tuple[Amount, ...]:
         celsius = (n - 32) * Fraction(5, 9) if m["scale"].lower().startswith("f") else n
         found.append(Amount(m.start(), m.end(), m.group(), "temperature", celsius, number=n))
         taken.append(m.span())
+    measured = {q.start for q in quantities(text) if q.unit}  # "1500 metres" is no year
     for m in _YEAR.finditer(text):
-        if free(*m.span()):
+        if free(*m.span()) and m.start() not in measured:
             found.append(Amount(m.start(), m.end(), m.group(), "year", Fraction(m.group())))
             taken.append(m.span())
     for m in _ORDINAL.finditer(text):  # "the 27th", "the third": a count that names a thing

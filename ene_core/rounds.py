@@ -149,6 +149,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
         # the premise that contradicted it. A claim not supported gets each of them alone.
         premised = {k: sorted(own[k][0].contexts) for k in claims}
         unstated = {k: self._unstated(own[k]) for k in claims}
+        derived = {k: d for k in claims if (d := self._derived(own[k])) is not None}
         probes = [
             (k, probe, rival) for k in unsure for probe, rival in self._probes(own[k], unstated[k])
         ]
@@ -184,9 +185,8 @@ class PlanRounds(MinimalSet, GraphAssembly):
             for k in contradicted
         }
         for k in contradicted:
-            derived = self._derived(own[k])
-            if derived is not None:  # the contexts of the amounts it compares
-                blame[k] = sorted({own[k][0].sources[i][0] for i in derived.parts})
+            if k in derived:  # the contexts of the amounts it compares
+                blame[k] = sorted({own[k][0].sources[i][0] for i in derived[k].parts})
             if not blame[k]:
                 verdicts[k] = "unsupported"
                 del blame[k]
@@ -216,6 +216,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
             premised,
             by_one,
             {k: [a.surface for a in unstated[k]] for k in claims if unstated[k]},
+            {k: d.working for k, d in derived.items()},
         )
 
     def _judge_all(self, checks: Sequence[Check], scores: Sequence[Scores]) -> Judged:

@@ -154,6 +154,7 @@ def same_verdict(streamed: Claim, final: Claim) -> bool:
         "premise_contexts",
         "p_entail_alone",
         "unstated_amounts",
+        "arithmetic",
     )
     if streamed.cited:
         fields += ("citation_supported", "citations_unneeded", "citations_missing")

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ene_core import EvidenceNecessityGraph, NecessityEngine
+from ene_core import SCHEMA_VERSION, EvidenceNecessityGraph, NecessityEngine
 from ene_core.claims import read_with_question, split_claims
 from ene_core.cli import main
 from ene_core.reports.viewer import render_html
@@ -316,12 +316,14 @@ def test_any_short_answer_and_question_give_a_verdict_or_a_warning(
 def test_schema_round_trips_with_hypotheses(keyword_engine: NecessityEngine) -> None:
     eng = keyword_engine.evaluate("1889", [TOWER], question=YEAR_Q)
     data = json.loads(eng.to_json())
-    assert data["schema_version"] == "1.6" and data["claims"][0]["hypothesis"] == YEAR_CLAIM
+    assert (
+        data["schema_version"] == SCHEMA_VERSION and data["claims"][0]["hypothesis"] == YEAR_CLAIM
+    )
     assert EvidenceNecessityGraph.from_json(eng.to_json()) == eng
     schema = EvidenceNecessityGraph.json_schema()
     claim = schema["$defs"]["Claim"]["properties"]
     assert "hypothesis" in claim and "fragment" in claim["kind"]["enum"]
-    assert schema["$id"].endswith("eng-1.6.json")
+    assert schema["$id"].endswith(f"eng-{SCHEMA_VERSION}.json")
     published = json.loads((DATA.parents[1] / "docs" / "eng.schema.json").read_text())
     assert published == schema  # regenerated with `ene schema`
 

@@ -415,6 +415,8 @@ def render(eng: EvidenceNecessityGraph) -> str:
             lines.append(
                 f"  {' ' * len(number)} not in the evidence: {', '.join(claim.unstated_amounts)}"
             )
+        if claim.arithmetic is not None:
+            lines.append(f"  {' ' * len(number)} worked out: {claim.arithmetic}")
     for ctx in eng.contexts:
         mark = "used" if ctx.used else "UNUSED"
         preview = ctx.text[:70].replace("\n", " ")

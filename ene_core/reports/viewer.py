@@ -179,6 +179,8 @@ def _claim_title(claim: Claim) -> str:
     read = "" if claim.hypothesis is None else f"; read as: {claim.hypothesis}"
     if claim.unstated_amounts:
         read += "; not in the evidence: " + ", ".join(claim.unstated_amounts)
+    if claim.arithmetic is not None:
+        read += f"; worked out: {claim.arithmetic}"
     if claim.status == "contradicted":
         by = ", ".join(f"#{i + 1}" for i in claim.contradicted_by) or "-"
         p = f"{claim.p_contra:.2f}" if claim.p_contra is not None else "-"
@@ -371,6 +373,8 @@ def _verdicts(eng: EvidenceNecessityGraph) -> str:
         if claim.unstated_amounts:
             amounts = ", ".join(f"<q>{esc(a)}</q>" for a in claim.unstated_amounts)
             read += f' <span class="read">not in the evidence: {amounts}</span>'
+        if claim.arithmetic is not None:
+            read += f' <span class="read">worked out: <q>{esc(claim.arithmetic)}</q></span>'
 
         rows.append(
             f'<li data-key="{_ckey(claim.index)}" data-links="{_claim_links(claim)}">'
