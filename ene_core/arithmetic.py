@@ -34,11 +34,17 @@ from .premise import content_words
 
 __all__ = ["Derivation", "derive"]
 
+
+def _words(text: str) -> frozenset[str]:
+    """The content words of ``text``, a final "e" dropped ("bake" and "bakes": "bak")."""
+    return frozenset(w[:-1] if len(w) > 3 and w.endswith("e") else w for w in content_words(text))
+
+
 _MORE = "more|longer|taller|higher|later|after|bigger|larger|greater|heavier"
 _LESS = "less|fewer|shorter|lower|earlier|before|smaller|cheaper|lighter"
 _COMPARATIVE = re.compile(rf"\b(?:more expensive|less expensive|{_MORE}|{_LESS})\b", re.IGNORECASE)
 _GREATER = frozenset(_MORE.split("|")) | {"more expensive"}
-_PRONOUNS = frozenset({"one", "ones"})  # "than the variable one"
+_PRONOUNS = _words("one ones")  # "than the variable one"
 _COMPARES = {  # the kinds some comparatives compare; the rest: any but years and times of day
     "cheaper": ("money",),
     "more expensive": ("money",),
@@ -51,13 +57,15 @@ _COMPARES = {  # the kinds some comparatives compare; the rest: any but years an
     "fewer": ("count",),
 }
 _EVENT = frozenset({"after", "before", "later", "earlier"})  # order in time: years, clock
+_TOTAL = re.compile(
+    r"\b(?:in total|a total of|total|together|combined|altogether|in all)\b", re.IGNORECASE
+)
+_BOUND_SIDE = {"<": "<", "<=": "<", ">": ">", ">=": ">"}  # "~" and "" are exact enough
 _LASTED = re.compile(r"\b(?:lasted|lasts|lasting)\b", re.IGNORECASE)
 _CLAUSE = re.compile(r",\s+|;\s+|\s+(?:while|whereas|but|and)\s+", re.IGNORECASE)
 _YEAR_DAYS = Fraction(36525, 100)
 # words a claim may add that no evidence needs to state
-_MANNER = frozenset(
-    content_words("actually exactly roughly approximately nearly almost around just only some")
-)
+_MANNER = _words("actually exactly roughly approximately nearly almost around just only some")
 
 
 @dataclass(frozen=True)
@@ -97,8 +105,19 @@ def _derive(claim: str, parts: tuple[str, ...]) -> Derivation | None:
         return None
     own = [a for a in amounts(claim) if not a.loose]
     m = _COMPARATIVE.search(claim)
-    if m is None:
-        return _duration(claim, own, held, parts) if _LASTED.search(claim) else None
+    if m is not None:
+        return _comparison(claim, m, own, held, parts)
+    if _LASTED.search(claim):
+        return _duration(claim, own, held, parts)
+    cue = _TOTAL.search(claim)
+    return _total(claim, cue.group(), own, held, parts) if cue else None
+
+
+def _comparison(
+    claim: str, m: re.Match[str], own: list[Amount], held: list[_Held], parts: tuple[str, ...]
+) -> Derivation | None:
+    """ "238 metres taller than K2", "cheaper than the express train": the evidence's amount
+    of each side, their order, and their difference where the claim gives one."""
     word = m.group().lower()
     middle, than, after = claim[m.end() :].partition(" than ")
     if not than:
@@ -120,8 +139,8 @@ def _derive(claim: str, parts: tuple[str, ...]) -> Derivation | None:
     if given is None and word in _EVENT:
         return None  # "after the war": which year is whose, only a difference pins down
     start = given.start if given else m.start()
-    left = set(content_words(claim[:start] + " " + middle))
-    right = set(content_words(after))
+    left = _words(claim[:start] + " " + middle)
+    right = _words(after)
     left, right = left - right - _PRONOUNS, right - left - _PRONOUNS
     if not left or not right:
         return None
@@ -153,11 +172,11 @@ def _duration(
     if len(unstated) != 1 or unstated[0].kind != "time":
         return None
     span = unstated[0]
-    words = set(content_words(claim[: span.start]))
+    words = _words(claim[: span.start])
     found = []
     for i, part in enumerate(parts):
         years = [h for h in held if h.part == i and h.amount.kind == "year"]
-        if len(years) == 2 and words - _MANNER <= set(content_words(part)) | {"last"}:
+        if len(years) == 2 and words - _MANNER <= _words(part) | {"last"}:
             found.append((i, years))
     if not found:
         return None
@@ -169,16 +188,58 @@ def _duration(
     return Derivation("supported", (i,), working)
 
 
+def _total(
+    claim: str, cue: str, own: list[Amount], held: list[_Held], parts: tuple[str, ...]
+) -> Derivation | None:
+    """ "45 minutes in total": the claim's one unstated amount is the sum of two of the
+    evidence's amounts of its kind, in sentences that share the claim's words, and of no other
+    two. A bound carries over: six months and "up to three months" are "at most nine"."""
+    missing = [a for a in own if not any(same_amount(a, h.amount) for h in held)]
+    if len(missing) != 1:
+        return None
+    total = missing[0]
+    words = _words(claim) - _words(total.surface + " " + cue) - _MANNER
+    near = [h for h in held if h.amount.kind == total.kind and h.sentence & words]
+    found = [
+        (a, b)
+        for i, a in enumerate(near)
+        for b in near[i + 1 :]
+        if (both := _sum(a.amount, b.amount)) is not None
+        and same_amount(total, both)
+        and _BOUND_SIDE.get(both.bound, "") == _BOUND_SIDE.get(total.bound, "")
+    ]
+    if len(found) != 1:
+        return None
+    a, b = found[0]
+    if not _covered(claim, [cue, total.surface], parts, (a.part, b.part)):
+        return None
+    working = f"{a.amount.surface} + {b.amount.surface} = {total.surface}"
+    return Derivation("supported", tuple(sorted({a.part, b.part})), working)
+
+
+def _sum(a: Amount, b: Amount) -> Amount | None:
+    """``a + b``, bounded where either is ("up to"); ``None`` for bounds that pull apart."""
+    sides = {_BOUND_SIDE.get(x.bound, "") for x in (a, b)} - {""}
+    if len(sides) > 1:
+        return None
+    bound = {"<": "<=", ">": ">="}.get(sides.pop(), "") if sides else ""
+    if not bound and "~" in (a.bound, b.bound):
+        bound = "~"
+    if a.label or b.label:
+        return None
+    return replace(a, value=a.value + b.value, bound=bound)
+
+
 def _held(part: str, index: int) -> list[_Held]:
     """The amounts of one premise part, each with the words of its sentence and its clause."""
     out = []
     cuts = [0, *(m.end() for m in _CLAUSE.finditer(part)), len(part) + 1]
-    sentence = frozenset(content_words(part))
+    sentence = _words(part)
     for a in amounts(part):
-        if a.label or a.loose or a.bound not in ("", "~"):
+        if a.label or a.loose:
             continue
         start, end = next((s, e) for s, e in pairwise(cuts) if s <= a.start < e)
-        out.append(_Held(a, index, sentence, frozenset(content_words(part[start:end]))))
+        out.append(_Held(a, index, sentence, _words(part[start:end])))
     return out
 
 
@@ -189,8 +250,9 @@ def _bind(
     whose sentence and clause share most of that side's own words (as a share of them), and
     more than of the other side's. ``None`` unless exactly one kind has one for each side."""
     found = []
-    for kind in sorted({h.amount.kind for h in held if _comparable(h.amount.kind, word)}):
-        of = [h for h in held if h.amount.kind == kind]
+    exact = [h for h in held if h.amount.bound in ("", "~")]
+    for kind in sorted({h.amount.kind for h in exact if _comparable(h.amount.kind, word)}):
+        of = [h for h in exact if h.amount.kind == kind]
         score = {id(h): (h.share(left), h.share(right)) for h in of}
         a = _best([h for h in of if score[id(h)][0] > score[id(h)][1]], left)
         b = _best([h for h in of if score[id(h)][1] > score[id(h)][0]], right)
@@ -240,5 +302,5 @@ def _covered(claim: str, skip: list[str], parts: tuple[str, ...], used: tuple[in
     text = claim
     for s in skip:
         text = text.replace(s, " ")
-    have = set().union(*(content_words(parts[i]) for i in set(used)))
-    return set(content_words(text)) - _MANNER - _PRONOUNS <= have
+    have = frozenset().union(*(_words(parts[i]) for i in set(used)))
+    return _words(text) - _MANNER - _PRONOUNS <= have

@@ -59,6 +59,21 @@ FARES = ["A bus ticket costs 12 euros.", " The express train costs 39 euros."]
             "contradicted",
             None,
         ),
+        (
+            "The trip is 30 minutes in total.",
+            ["The trip has a walk of 10 minutes and a ride of 20 minutes."],
+            "supported",
+            "10 minutes + 20 minutes = 30 minutes",
+        ),
+        (
+            "The loaf bakes for 45 minutes in total.",
+            [
+                "Bake the loaf at 250 °C for 20 minutes with the lid on, then remove the lid and "
+                "bake for another 25 minutes at 230 °C."
+            ],
+            "supported",
+            "20 minutes + 25 minutes = 45 minutes",
+        ),
         (  # the fixed rate's sentence also has a share of another kind of thing: bound by words
             "The fixed-rate mortgage is cheaper than the variable one.",
             [
@@ -94,6 +109,15 @@ def test_derived(claim: str, parts: list[str], verdict: str, working: str | None
         ("The bus is cheaper than the tram.", FARES),
         ("The bus is cheaper than the train.", ["The bus and the train cost 12 euros."]),
         ("Owls hunt at night.", ["Owls hunt at night."]),
+        ("The loaf bakes for 50 minutes in total.", ["Bake the loaf for 20 minutes, then 25."]),
+        (  # two pairs make 30 minutes: which two is not settled
+            "The trip takes 30 minutes in total.",
+            ["The trip has a walk of 10 minutes, a ride of 20 minutes and a wait of 10 minutes."],
+        ),
+        (  # the oven's minutes, not the dough's: no clause shares the claim's words
+            "The loaf rises for 45 minutes in total.",
+            ["Knead for 20 minutes.", " Bake for 25 minutes."],
+        ),
         (  # two kinds bound on both sides: "more" of which?
             "The bus takes more than the train.",
             [
