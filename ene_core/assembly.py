@@ -26,7 +26,8 @@ class ClaimRounds:
     support-matrix rows, per claim with markers (its cited chunks entail it, its imprecise
     markers), the contexts that fed each claim's premise, for a claim not supported its
     entailment by each of them alone, the amounts its premise does not state, and the
-    comparison arithmetic settled for it (worked out)."""
+    comparison arithmetic settled for it (worked out), and the other holder the evidence gives its
+    unique role."""
 
     baseline: dict[int, Scores]
     verdicts: dict[int, Verdict]
@@ -40,6 +41,7 @@ class ClaimRounds:
     by_one: dict[int, list[float]]
     unstated: dict[int, list[str]]
     arithmetic: dict[int, str]
+    holders: dict[int, str]
 
 
 class GraphAssembly:
@@ -51,6 +53,7 @@ class GraphAssembly:
     packer: PremisePacker
     support_matrix: bool
     check_amounts: bool
+    check_roles: bool
 
     def _graph(
         self,
@@ -126,6 +129,7 @@ class GraphAssembly:
                 contradiction_threshold=self.contradiction_threshold,
                 packing=self.packer.describe(),
                 check_amounts=self.check_amounts,
+                check_roles=self.check_roles,
             ),
             counts=_counts(claims, contexts),
             stats=RunStats(
@@ -201,6 +205,7 @@ class GraphAssembly:
             p_entail_alone=_by_context(list(order), found.premised[k], found.by_one.get(k)),
             unstated_amounts=found.unstated.get(k, []),
             arithmetic=found.arithmetic.get(k),
+            other_holder=found.holders.get(k),
         )
 
 

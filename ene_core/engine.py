@@ -30,6 +30,7 @@ from .grounding import computed, unstated
 from .oracle import Scores, SupportOracle, Verdict, decide
 from .premise import PremisePacker
 from .request import Request, build_all, run_built
+from .roles import other_holder
 from .rounds import PlanRounds
 from .scoring import Check, Plan, PlanDriver, ScoreCache  # noqa: F401  (Check, Plan: public here)
 from .streaming import ClaimStream, StreamRegistry
@@ -96,7 +97,10 @@ class NecessityEngine(PlanRounds, PlanDriver):
     ``[n]`` names ``contexts[n - 1]``, or ``contexts[n]`` with ``citation_base=0``.
     ``check_amounts``: a claim whose premise states one of its amounts nowhere is never
     supported, and is contradicted when the evidence supports it with another amount
-    (:mod:`~ene_core.grounding`).
+    (:mod:`~ene_core.grounding`); a comparison the evidence's amounts settle gets the
+    arithmetic's verdict (:mod:`~ene_core.arithmetic`). ``check_roles``: a claim that gives a
+    unique role ("the first ...", "the largest ...") to someone the evidence names, while the
+    evidence gives it to another, is contradicted (:mod:`~ene_core.roles`).
     """
 
     def __init__(
@@ -109,6 +113,7 @@ class NecessityEngine(PlanRounds, PlanDriver):
         support_matrix: bool = False,
         check_citations: bool = True,
         check_amounts: bool = True,
+        check_roles: bool = True,
         citation_base: int = 1,
         cache_size: int = 65_536,
         max_wait_ms: float = 5.0,
@@ -140,6 +145,7 @@ class NecessityEngine(PlanRounds, PlanDriver):
         self.support_matrix = support_matrix
         self.check_citations = check_citations
         self.check_amounts = check_amounts
+        self.check_roles = check_roles
         self.citation_base = check_base(citation_base)
         self.cache = ScoreCache(cache_size)
         self._batcher = MicroBatcher(
@@ -154,13 +160,17 @@ class NecessityEngine(PlanRounds, PlanDriver):
         )
 
     def _judge(self, check: Check, scores: Scores) -> Verdict:
-        """The verdict on one check: the model's (:func:`~ene_core.oracle.decide`), never
-        supported when the premise states one of the claim's amounts nowhere, and never
-        contradicted when the claim computes an amount from two the premise states."""
+        """The verdict on one check: the model's (:func:`~ene_core.oracle.decide`), but
+        contradicted when the premise gives the claim's unique role to another, the
+        arithmetic's for a comparison the premise's amounts settle, never supported when the
+        premise states one of the claim's amounts nowhere, and never contradicted when the claim
+        computes an amount from two the premise states."""
         verdict = decide(scores, self.threshold, self.contradiction_threshold)
+        premise, claim = check
+        if self.check_roles and other_holder(claim, premise.parts) is not None:
+            return "contradicted"  # the evidence gives its unique role to another
         if not self.check_amounts:
             return verdict
-        premise, claim = check
         derived = derive(claim, premise.parts)
         if derived is not None:
             return derived.verdict  # a comparison the evidence's amounts settle

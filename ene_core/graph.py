@@ -23,7 +23,8 @@ from .normalise import MAX_DEPTH, decode_json, json_problem
 # 1.5: short answers (Claim.hypothesis, ClaimKind "fragment"; older ENGs load with it None)
 # 1.6: amounts the evidence does not state (Claim.unstated_amounts, Verifier.check_amounts;
 #      older ENGs load with them empty / None)
-# 1.7: comparisons settled by arithmetic (Claim.arithmetic; older ENGs load with it None)
+# 1.7: comparisons settled by arithmetic and unique roles (Claim.arithmetic / other_holder,
+#      Verifier.check_roles; older ENGs load with them None)
 SCHEMA_VERSION = "1.7"
 
 Status = Literal["supported", "contradicted", "unsupported"]
@@ -138,6 +139,14 @@ class Claim(_Model):
             "is the arithmetic's, not the model's. Added in schema 1.7."
         ),
     )
+    other_holder: str | None = Field(
+        default=None,
+        description=(
+            "Who the evidence gives the claim's unique role to ('the first person to walk on "
+            "the Moon'), as it writes them, when that is not the claim's subject: the claim is "
+            "contradicted by that context. Added in schema 1.7."
+        ),
+    )
 
     @property
     def checkable(self) -> bool:
@@ -167,6 +176,7 @@ class Verifier(_Model):
     contradiction_threshold: float | None = None  # 1.1; None: the same as ``threshold``
     packing: dict[str, Any] = Field(default_factory=dict)
     check_amounts: bool | None = None  # 1.6; None: an older ENG
+    check_roles: bool | None = None  # 1.7; None: an older ENG
 
 
 class Counts(_Model):

@@ -22,6 +22,7 @@ from .minimal_set import MinimalSet
 from .oracle import Scores, Verdict
 from .premise import EvidenceIndex
 from .request import ClaimsRequest, Request
+from .roles import RoleClash, other_holder
 from .scoring import Check, Plan, _Tally
 
 
@@ -38,6 +39,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
 
     check_citations: bool
     check_amounts: bool
+    check_roles: bool
     citation_base: int
 
     def _plan(self, request: Request, tally: _Tally, tokens: Mapping[str, int]) -> Plan:
@@ -150,6 +152,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
         premised = {k: sorted(own[k][0].contexts) for k in claims}
         unstated = {k: self._unstated(own[k]) for k in claims}
         derived = {k: d for k in claims if (d := self._derived(own[k])) is not None}
+        clashes = {k: c for k in claims if (c := self._clash(own[k])) is not None}
         probes = [
             (k, probe, rival) for k in unsure for probe, rival in self._probes(own[k], unstated[k])
         ]
@@ -185,7 +188,9 @@ class PlanRounds(MinimalSet, GraphAssembly):
             for k in contradicted
         }
         for k in contradicted:
-            if k in derived:  # the contexts of the amounts it compares
+            if k in clashes:  # the context that gives its role to another, and any culprit
+                blame[k] = sorted({*blame[k], own[k][0].sources[clashes[k].part][0]})
+            elif k in derived:  # the contexts of the amounts it compares
                 blame[k] = sorted({own[k][0].sources[i][0] for i in derived[k].parts})
             if not blame[k]:
                 verdicts[k] = "unsupported"
@@ -217,12 +222,16 @@ class PlanRounds(MinimalSet, GraphAssembly):
             by_one,
             {k: [a.surface for a in unstated[k]] for k in claims if unstated[k]},
             {k: d.working for k, d in derived.items()},
+            {k: c.holder for k, c in clashes.items()},
         )
 
     def _judge_all(self, checks: Sequence[Check], scores: Sequence[Scores]) -> Judged:
         return Judged(
             list(scores), [self._judge(c, s) for c, s in zip(checks, scores, strict=True)]
         )
+
+    def _clash(self, check: Check) -> RoleClash | None:
+        return other_holder(check[1], check[0].parts) if self.check_roles else None
 
     def _derived(self, check: Check) -> Derivation | None:
         return derive(check[1], check[0].parts) if self.check_amounts else None

@@ -155,6 +155,7 @@ def same_verdict(streamed: Claim, final: Claim) -> bool:
         "p_entail_alone",
         "unstated_amounts",
         "arithmetic",
+        "other_holder",
     )
     if streamed.cited:
         fields += ("citation_supported", "citations_unneeded", "citations_missing")

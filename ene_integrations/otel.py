@@ -420,6 +420,14 @@ class NecessitySpanRecorder:
                     event["ene.claim.unstated_amounts"] = [
                         truncate(a, cut) for a in claim.unstated_amounts[: self.max_list_items]
                     ]
+            if claim.arithmetic is not None:  # a comparison the evidence's amounts settled
+                event["ene.claim.arithmetic"] = True
+                if self.capture_content:
+                    event["ene.claim.arithmetic_working"] = truncate(claim.arithmetic, cut)
+            if claim.other_holder is not None:  # the evidence gives its unique role to another
+                event["ene.claim.role_held_by_another"] = True
+                if self.capture_content:
+                    event["ene.claim.other_holder"] = truncate(claim.other_holder, cut)
             if claim.citation_supported is not None:  # markers as written in the answer
                 cap = self.max_list_items
                 event["ene.claim.citation_supported"] = claim.citation_supported

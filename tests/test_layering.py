@@ -66,6 +66,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "quantities",
                 "grounding",
                 "arithmetic",
+                "roles",
                 "premise",
                 "encoding",
                 "oracle",

@@ -417,6 +417,8 @@ def render(eng: EvidenceNecessityGraph) -> str:
             )
         if claim.arithmetic is not None:
             lines.append(f"  {' ' * len(number)} worked out: {claim.arithmetic}")
+        if claim.other_holder is not None:
+            lines.append(f"  {' ' * len(number)} the evidence gives it to: {claim.other_holder}")
     for ctx in eng.contexts:
         mark = "used" if ctx.used else "UNUSED"
         preview = ctx.text[:70].replace("\n", " ")

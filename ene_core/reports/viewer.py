@@ -181,6 +181,8 @@ def _claim_title(claim: Claim) -> str:
         read += "; not in the evidence: " + ", ".join(claim.unstated_amounts)
     if claim.arithmetic is not None:
         read += f"; worked out: {claim.arithmetic}"
+    if claim.other_holder is not None:
+        read += f"; the evidence gives it to: {claim.other_holder}"
     if claim.status == "contradicted":
         by = ", ".join(f"#{i + 1}" for i in claim.contradicted_by) or "-"
         p = f"{claim.p_contra:.2f}" if claim.p_contra is not None else "-"
@@ -375,6 +377,9 @@ def _verdicts(eng: EvidenceNecessityGraph) -> str:
             read += f' <span class="read">not in the evidence: {amounts}</span>'
         if claim.arithmetic is not None:
             read += f' <span class="read">worked out: <q>{esc(claim.arithmetic)}</q></span>'
+        if claim.other_holder is not None:
+            holder = esc(claim.other_holder)
+            read += f' <span class="read">the evidence gives it to: <q>{holder}</q></span>'
 
         rows.append(
             f'<li data-key="{_ckey(claim.index)}" data-links="{_claim_links(claim)}">'

@@ -1,0 +1,90 @@
+"""Unique roles: a superlative, "first", "last" or "only" has one holder.
+
+"Buzz Aldrin was the first person to walk on the Moon." against "Neil Armstrong became the first
+person to walk on the Moon." and "Buzz Aldrin joined Armstrong on the lunar surface." comes out
+supported from a small NLI model: every word is there. But the role has one holder, and the
+evidence gives it to someone else. :func:`other_holder` finds that: the claim's role ("the
+first person to walk on the Moon"), written by the evidence with the same words for another
+subject, where the evidence also knows the claim's subject as someone else.
+
+Fail-closed: ``None`` unless the claim is "<subject> is/was/became the <first|last|only|-est|most
+...> <role>", an evidence sentence gives the same role (the same content words; what follows
+them may only be a date or a clause, not "in Economics") to a subject that shares no word with
+the claim's, and another evidence sentence names the claim's subject. An alias the evidence
+never links ("Octavian" for "Augustus") is therefore not contradicted. Deterministic, offline.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .premise import content_words
+
+__all__ = ["RoleClash", "other_holder"]
+
+_VERB = r"(?:is|was|are|were|became|becomes|remains|remained)"
+_UNIQUE = r"(?:first|last|only|\w+est|most\s+\w+|least\s+\w+)\b"
+_CLAIM = re.compile(
+    rf"^(?P<subject>[^,;:]+?)\s+{_VERB}\s+the\s+(?P<role>{_UNIQUE}.*?)[.!]?$", re.IGNORECASE
+)
+_HOLDER = re.compile(rf"(?P<subject>[^;:]+?)\s+{_VERB}\s+the\s+(?={_UNIQUE})", re.IGNORECASE)
+_NEGATED = re.compile(r"\b(?:not|never|no)\b|n't\b", re.IGNORECASE)
+_TOKEN = re.compile(r"[^\W_]+(?:[.,'][^\W_]+)*")
+# after the role's words, a phrase that narrows it: "the first woman to win the prize in
+# Economics" is another role (a date, "in 1969", does not narrow it)
+_NARROWING = re.compile(r"^\s*(?:in|of|for|among|at|from|on|by|with)\s+(?![\d]|AD\b|BC\b)", re.I)
+
+
+@dataclass(frozen=True)
+class RoleClash:
+    """The premise part that gives the claim's role to another holder."""
+
+    part: int
+    holder: str
+    role: str
+
+
+def other_holder(claim: str, parts: Sequence[str]) -> RoleClash | None:
+    """The evidence sentence that gives ``claim``'s unique role to someone else, or ``None``."""
+    return _other_holder(claim.strip(), tuple(parts))
+
+
+@lru_cache(maxsize=1 << 14)
+def _other_holder(claim: str, parts: tuple[str, ...]) -> RoleClash | None:
+    m = _CLAIM.match(claim)
+    if m is None or _NEGATED.search(claim):
+        return None
+    subject = set(content_words(m["subject"]))
+    role = set(content_words(m["role"]))
+    if not subject or not role:
+        return None
+    for i, part in enumerate(parts):
+        for h in _HOLDER.finditer(part):
+            holder = h["subject"].strip(" \n")
+            if set(content_words(holder)) & subject or not content_words(holder):
+                continue
+            if not _same_role(part[h.end() :], role):
+                continue
+            named = any(
+                subject <= set(content_words(other)) for j, other in enumerate(parts) if j != i
+            )
+            if named:  # shown as the last phrase of the subject: "Neil Armstrong"
+                return RoleClash(i, holder.rsplit(", ", 1)[-1], m["role"])
+    return None
+
+
+def _same_role(text: str, role: set[str]) -> bool:
+    """Whether ``text`` starts with exactly the role's content words (in any order), followed by
+    nothing that narrows it."""
+    seen: set[str] = set()
+    for t in _TOKEN.finditer(text):
+        words = set(content_words(t.group()))
+        if words - role:
+            return False  # a word the claim's role does not have: another role
+        seen |= words
+        if seen == role:
+            return not _NARROWING.match(text[t.end() :])
+    return False

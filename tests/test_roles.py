@@ -1,0 +1,168 @@
+"""Unique roles (ene_core.roles) and the engine's use of them."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ene_core import EvidenceNecessityGraph, NecessityEngine
+from ene_core.roles import other_holder
+from ene_core.testing import KeywordOracle
+
+MOON = [
+    "On 20 July 1969, Neil Armstrong became the first person to walk on the Moon.",
+    "Buzz Aldrin joined Armstrong on the lunar surface 19 minutes later.",
+]
+
+
+@pytest.mark.parametrize(
+    ("claim", "parts", "holder"),
+    [
+        ("Buzz Aldrin was the first person to walk on the Moon.", MOON, "Neil Armstrong"),
+        (
+            "Julius Caesar was the first Roman emperor.",
+            [
+                "Augustus became the first Roman emperor in 27 BC.",  # a date does not narrow it
+                " Julius Caesar was appointed dictator for life.",
+            ],
+            "Augustus",
+        ),
+        (
+            "Saturn is the largest planet in the Solar System.",
+            [
+                "Jupiter is the largest planet in the Solar System, with 95 moons.",
+                " Saturn is the second-largest planet.",
+            ],
+            "Jupiter",
+        ),
+        (
+            "Flying squirrels are the only mammals capable of true flight.",
+            ["Bats are the only mammals capable of true flight.", " Flying squirrels glide."],
+            "Bats",
+        ),
+    ],
+)
+def test_another_holder(claim: str, parts: list[str], holder: str) -> None:
+    found = other_holder(claim, parts)
+    assert found is not None and found.holder == holder and found.part == 0
+
+
+@pytest.mark.parametrize(
+    ("claim", "parts"),
+    [
+        ("Neil Armstrong was the first person to walk on the Moon.", MOON),  # the holder
+        ("Buzz Aldrin was not the first person to walk on the Moon.", MOON),  # negated
+        ("Buzz Aldrin was one of the first people on the Moon.", MOON),  # not unique
+        ("Buzz Aldrin was the second person to walk on the Moon.", MOON),  # another role
+        (  # the same words narrowed: another role
+            "Marie Curie was the first woman to win the Nobel Prize.",
+            [
+                "Elinor Ostrom was the first woman to win the Nobel Prize in Economics.",
+                " Marie Curie won two Nobel Prizes.",
+            ],
+        ),
+        (  # an alias the evidence never names apart: it may be the same man
+            "Octavian was the first Roman emperor.",
+            ["Augustus became the first Roman emperor in 27 BC.", " Rome grew."],
+        ),
+        (  # the evidence names the subject within the holder: one thing, two names
+            "The thigh bone is the longest bone in the body.",
+            ["The femur, or thigh bone, is the longest bone in the body.", " Bones grow."],
+        ),
+        (  # a role with a word the claim's lacks: another role
+            "Buzz Aldrin was the first person to walk on the Moon.",
+            ["Neil Armstrong was the first American person to walk on the Moon.", *MOON[1:]],
+        ),
+    ],
+)
+def test_no_other_holder(claim: str, parts: list[str]) -> None:
+    assert other_holder(claim, parts) is None
+
+
+def _claim(eng: EvidenceNecessityGraph, text: str):  # type: ignore[no-untyped-def]
+    return next(c for c in eng.claims if c.text == text)
+
+
+ANSWER = "Buzz Aldrin was the first person to walk on the Moon."
+CONTEXTS = [MOON[1], "Apollo 12 landed in November 1969.", MOON[0]]
+
+
+def test_engine_contradicts_by_the_holders_context_in_any_order() -> None:
+    blind = _claim(
+        NecessityEngine(KeywordOracle(), check_roles=False).evaluate(ANSWER, CONTEXTS), ANSWER
+    )
+    assert blind.status == "supported"  # every word is there
+    eng = NecessityEngine(KeywordOracle()).evaluate(ANSWER, CONTEXTS)
+    claim = _claim(eng, ANSWER)
+    assert (claim.status, claim.contradicted_by, claim.other_holder) == (
+        "contradicted",
+        [2],
+        "Neil Armstrong",
+    )
+    assert eng.verifier.check_roles is True and eng.minimal_sufficient_set == []
+    reordered = _claim(NecessityEngine(KeywordOracle()).evaluate(ANSWER, CONTEXTS[::-1]), ANSWER)
+    assert (reordered.status, reordered.contradicted_by) == ("contradicted", [0])
+
+
+def test_the_holder_is_supported() -> None:
+    answer = "Neil Armstrong was the first person to walk on the Moon."
+    claim = _claim(NecessityEngine(KeywordOracle()).evaluate(answer, CONTEXTS), answer)
+    assert (claim.status, claim.other_holder) == ("supported", None)
+
+
+def test_streamed_claims_match_the_whole_answer() -> None:
+    answer = f"{ANSWER} Armstrong walked on the Moon in 1969."
+    engine = NecessityEngine(KeywordOracle())
+    try:
+        whole = engine.evaluate(answer, CONTEXTS)
+        stream = engine.stream(CONTEXTS)
+        for token in re.findall(r"\S+\s*", answer):
+            stream.feed(token)
+        streamed = stream.finish().result(timeout=60)
+    finally:
+        engine.close()
+    assert [c.model_dump() for c in streamed.claims] == [c.model_dump() for c in whole.claims]
+    assert whole.claims[0].status == "contradicted"
+
+
+def test_an_older_eng_loads_without_the_fields() -> None:
+    eng = NecessityEngine(KeywordOracle()).evaluate("Owls hunt at night.", ["Owls hunt at night."])
+    data = eng.model_dump(mode="json")
+    data["schema_version"] = "1.6"
+    del data["verifier"]["check_roles"]
+    for claim in data["claims"]:
+        del claim["other_holder"]
+    old = EvidenceNecessityGraph.model_validate(data)
+    assert old.verifier.check_roles is None and old.claims[0].other_holder is None
+
+
+def test_viewer_trace_and_cli_show_the_other_holder(capsys: pytest.CaptureFixture[str]) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from ene_core.cli import main
+    from ene_core.reports.viewer import render_html
+    from ene_core.results import NecessityDispatcher
+    from ene_integrations.otel import NecessitySpanRecorder
+
+    engine = NecessityEngine(KeywordOracle())
+    page = render_html([engine.evaluate(ANSWER, CONTEXTS)])
+    assert "the evidence gives it to: <q>Neil Armstrong</q>" in page
+    assert "the evidence gives it to: Neil Armstrong" in page
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    result = NecessityDispatcher(engine, mode="inline").dispatch("r", ANSWER, CONTEXTS, "Who?")
+    assert result is not None and result.ok
+    NecessitySpanRecorder(provider)(result)
+    NecessitySpanRecorder(provider, capture_content=True)(result)
+    hidden, shown = exporter.get_finished_spans()
+    (claim,) = [e.attributes for e in hidden.events if e.name == "ene.claim"]
+    assert claim["ene.claim.role_held_by_another"] is True and "ene.claim.other_holder" not in claim
+    (claim,) = [e.attributes for e in shown.events if e.name == "ene.claim"]
+    assert claim["ene.claim.other_holder"] == "Neil Armstrong"
+    argv = ["evaluate", "--oracle", "keyword", "--answer", ANSWER]
+    assert main([*argv, *(x for c in CONTEXTS for x in ("--context", c))]) == 0
+    assert "the evidence gives it to: Neil Armstrong" in capsys.readouterr().out
