@@ -27,6 +27,7 @@ from fractions import Fraction
 from functools import lru_cache
 from itertools import pairwise
 
+from .premise import content_words
 from .quantities import quantities, unit_of
 
 __all__ = [
@@ -56,6 +57,7 @@ class Amount:
     label: bool = False  # names a thing ("Python 3.13", "version 2"): no other value is a rival
     loose: bool = False  # evidence only, never checked in a claim ("a year" of "25 days a year")
     half_day: bool = False  # a clock time without am/pm that may be 12 hours later
+    per: str = ""  # the period of a rate as written after it ("month" of "30 euros per month")
 
 
 _YEAR = re.compile(r"(?<![\w$€£.,:/])(1[0-9]{3}|20[0-9]{2}|21[0-9]{2})(?![\w%]|'s\b|[.,:]\d)")
@@ -92,6 +94,9 @@ _COMPARISON = re.compile(  # after the amount: "six years after", "238 metres ta
     re.IGNORECASE,
 )
 _YEAR_DAYS = Fraction(36525, 100)
+_PER = re.compile(
+    r"\s*(?:per|a|an|each|every)\s+(day|week|month|year|hour|minute|night|annum)\b", re.IGNORECASE
+)
 _RANGE = re.compile(r"\s*(?:to|-|\u2013|\u2014|or)\s*", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)  # "between 7 and 9 hours"
 _TOLERANCE = Fraction(1, 10)  # "about X" is stated by a value within a tenth of X
@@ -162,6 +167,10 @@ def amounts(text: str) -> tuple[Amount, ...]:
         found.append(
             Amount(q.start, end, text[q.start : end], kind, value, q.bound, number, label, loose)
         )
+    for i, a in enumerate(found):  # "30 euros per month" is not "30 euros per year"
+        if not a.loose and (per := _PER.match(text, a.end)):
+            period = per[1].lower().replace("annum", "year")
+            found[i] = replace(a, end=per.end(), surface=text[a.start : per.end()], per=period)
     found.sort(key=lambda a: a.start)
     for i, (a, b) in enumerate(pairwise(found)):
         # one end of a range takes the other's unit: "8 to 10 hours" is 8 hours to 10 hours
@@ -176,6 +185,8 @@ def amounts(text: str) -> tuple[Amount, ...]:
 
 def same_amount(claim: Amount, q: Amount) -> bool:
     """Whether the evidence's ``q`` states the claim's amount ``claim``."""
+    if claim.per and q.per and claim.per != q.per:
+        return False
     if claim.kind != q.kind:
         # "30 seconds" is stated by "timeout (default 30): seconds to wait", "at the age of 3"
         # by "at the age of 3 years"
@@ -263,6 +274,41 @@ def _split(claim: str, premise: str) -> tuple[tuple[Amount, ...], tuple[Amount, 
     return tuple(c for c in missing if c not in computed), computed
 
 
+_TOKEN = re.compile(r"[^\W_]+(?:[.,'][^\W_]+)*")
+_BOUNDARY = re.compile(r"(?<!\d)[.;!?](?!\d)|\n")
+_NEAR = 6  # words either side of an amount that say what it is the amount of
+
+
+@lru_cache(maxsize=1 << 16)
+def _near(text: str, q: Amount) -> frozenset[str]:
+    """The content words within ``_NEAR`` words of ``q`` in ``text``, within its sentence."""
+    before = _BOUNDARY.split(text[: q.start])[-1]
+    after = _BOUNDARY.split(text[q.end :])[0]
+    near = _TOKEN.findall(before)[-_NEAR:] + _TOKEN.findall(after)[:_NEAR]
+    return frozenset(content_words(" ".join(near)))
+
+
+@lru_cache(maxsize=1 << 14)
+def _claim_words(claim: str) -> frozenset[str]:
+    """The claim's content words outside its amounts."""
+    spans = sorted((a.start, a.end) for a in amounts(claim))
+    kept, at = [], 0
+    for start, end in spans:
+        kept.append(claim[at:start])
+        at = max(at, end)
+    kept.append(claim[at:])
+    return frozenset(content_words(" ".join(kept)))
+
+
+def _rival(amount: Amount, q: Amount) -> bool:
+    """Whether the evidence's ``q`` is an amount of ``amount``'s kind with another value."""
+    return (
+        q.kind.split(":")[0] == amount.kind.split(":")[0]
+        and not (q.label or q.loose)
+        and not same_amount(amount, q)
+    )
+
+
 def unstated(claim: str, premise: str) -> tuple[Amount, ...]:
     """The amounts of ``claim`` that ``premise`` states nowhere and that are not computed from
     two it states (see :func:`computed`), left to right."""
@@ -276,18 +322,20 @@ def computed(claim: str, premise: str) -> tuple[Amount, ...]:
     return _split(claim, premise)[1]
 
 
-def rivals(amount: Amount, premise: str, limit: int = 3) -> tuple[Amount, ...]:
+def rivals(amount: Amount, premise: str, limit: int = 3, claim: str = "") -> tuple[Amount, ...]:
     """The premise's amounts of ``amount``'s kind (any currency for money) with another
-    value: the first ``limit``, each once, left to right; none for a label."""
+    value, each once: the first ``limit``, those among most of ``claim``'s words first, then
+    left to right; none for a label."""
     if amount.label:
         return ()
-    kind = amount.kind.split(":")[0]
     out: list[Amount] = []
     for q in amounts(premise):
-        if q.kind.split(":")[0] != kind or q.label or q.loose or same_amount(amount, q):
-            continue
-        if (q.kind, q.value) not in {(o.kind, o.value) for o in out}:
+        if _rival(amount, q) and (q.kind, q.value, q.per) not in {
+            (o.kind, o.value, o.per) for o in out
+        }:
             out.append(q)
+    words = _claim_words(claim)
+    out.sort(key=lambda q: -len(_near(premise, q) & words))  # stable: left to right on ties
     return tuple(out[:limit])
 
 

@@ -244,7 +244,11 @@ class PlanRounds(MinimalSet, GraphAssembly):
         """The claim with each amount its premise does not state replaced by each of the
         premise's amounts of that kind (``(claim, the amount put in)``)."""
         premise, claim = check
-        return [(substitute(claim, a, r), r) for a in missing for r in rivals(a, premise.text)]
+        return [
+            (substitute(claim, a, r), r)
+            for a in missing
+            for r in rivals(a, premise.text, claim=claim)
+        ]
 
     @staticmethod
     def _amount_contradictions(
@@ -256,14 +260,15 @@ class PlanRounds(MinimalSet, GraphAssembly):
         """The claims the evidence supports with another amount in place of their own, better
         than with their own (on the recipe's real NLI pairs, not the sealed test set, that
         condition calls a fifth fewer entailed pairs contradicted and catches the same
-        contradicted ones), each with the contexts that state the amount best supported."""
-        best: dict[int, int] = {}  # claim -> its probe with the highest entailment
+        contradicted ones), each with the contexts that state the first such amount (rivals
+        come among the most of the claim's words first: :func:`~ene_core.grounding.rivals`)."""
+        best: dict[int, int] = {}  # claim -> its first probe that qualifies
         for p, (k, _, _) in enumerate(probes):
             entail = judged.scores[p].entail
             if (
                 judged.verdicts[p] == "supported"
                 and entail > baseline[k].entail
-                and (k not in best or entail > judged.scores[best[k]].entail)
+                and k not in best
             ):
                 best[k] = p
         out = []

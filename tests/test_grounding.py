@@ -43,6 +43,10 @@ from ene_core.testing import KeywordOracle
         ("The Sun is 150 million km away.", "The Sun is 149.6 million km away."),
         ("The shop opens at 12:00.", "The shop opens at noon."),
         ("Teenagers need 8 to 10 hours.", "Teenagers need 8 to 10 hours a night."),
+        ("The file is 2 GB.", "The file is 2,000 MB."),
+        ("It costs 30 euros a month.", "It costs 30 euros per month."),
+        ("It costs 30 euros.", "It costs 30 euros per year."),  # no period in the claim
+        ("The plan costs 4.90 euros a month.", "The plan: 4.90 euros per month, 25 days a year."),
     ],
 )
 def test_stated(claim: str, premise: str) -> None:
@@ -69,6 +73,13 @@ def test_stated(claim: str, premise: str) -> None:
         ("The firm has 1,200 staff.", "The firm has 1,287 staff.", ["1,200"], "1,287"),
         ("It weighs 3.4 kg.", "It weighs 3 kg.", ["3.4 kg"], "3 kg"),  # more precise than stated
         ("They need 6 to 7 hours.", "They need 8 to 10 hours.", ["6", "7 hours"], "8"),
+        ("The app needs 500 GB.", "The app needs 500 MB.", ["500 GB"], "500 MB"),
+        (
+            "A card costs 30 euros per month.",
+            "A card costs 30 euros per year.",
+            ["30 euros per month"],
+            "30 euros per year",
+        ),
         (
             "The Sun is 93 million km away.",
             "The Sun is 93 million miles away.",
@@ -101,6 +112,20 @@ def test_rivals_are_distinct_and_limited() -> None:
     premise = "Fees: 10 euros, 10 euros, 20 euros, 30 euros, 40 euros and 50 euros."
     (amount,) = unstated("The fee is 15 euros.", premise)
     assert [r.surface for r in rivals(amount, premise)] == ["10 euros", "20 euros", "30 euros"]
+
+
+def test_rivals_among_the_claims_words_come_first() -> None:
+    premise = "The Basic account costs 4.90 euros per month. A credit card costs 30 euros per year."
+    claim = "A credit card costs 30 euros per month."
+    (amount,) = unstated(claim, premise)
+    assert [r.surface for r in rivals(amount, premise)] == [
+        "4.90 euros per month",
+        "30 euros per year",
+    ]
+    assert [r.surface for r in rivals(amount, premise, claim=claim)] == [
+        "30 euros per year",
+        "4.90 euros per month",
+    ]
 
 
 def test_substitute() -> None:
@@ -301,3 +326,16 @@ def test_cli_shows_the_amounts_not_in_the_evidence(capsys: pytest.CaptureFixture
     argv = ["evaluate", "--oracle", "keyword", "--answer", "The drop is 8 cm and light."]
     assert main([*argv, "--context", "The drop is 8 mm and light."]) == 0
     assert "not in the evidence: 8 cm" in capsys.readouterr().out
+
+
+def test_the_contradiction_names_the_amount_among_the_claims_words() -> None:
+    contexts = [
+        "The Basic account costs 4.90 euros per week.",
+        "A credit card costs 30 euros per year.",
+    ]
+    answer = "A credit card costs 30 euros per month."  # "month": in neither, so not supported
+    for order in (contexts, contexts[::-1]):
+        claim = _claim(NecessityEngine(NumberBlindOracle()).evaluate(answer, order), answer)
+        assert claim.status == "contradicted"
+        assert claim.unstated_amounts == ["30 euros per month"]
+        assert [order[i] for i in claim.contradicted_by] == [contexts[1]]
