@@ -265,11 +265,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
         best: dict[int, int] = {}  # claim -> its first probe that qualifies
         for p, (k, _, _) in enumerate(probes):
             entail = judged.scores[p].entail
-            if (
-                judged.verdicts[p] == "supported"
-                and entail > baseline[k].entail
-                and k not in best
-            ):
+            if judged.verdicts[p] == "supported" and entail > baseline[k].entail and k not in best:
                 best[k] = p
         out = []
         for k, p in best.items():
