@@ -61,6 +61,39 @@ class Amount:
 
 
 _YEAR = re.compile(r"(?<![\w$€£.,:/])(1[0-9]{3}|20[0-9]{2}|21[0-9]{2})(?![\w%]|'s\b|[.,:]\d)")
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        (
+            ("January", "Jan"),
+            ("February", "Feb"),
+            ("March", "Mar"),
+            ("April", "Apr"),
+            ("May",),
+            ("June", "Jun"),
+            ("July", "Jul"),
+            ("August", "Aug"),
+            ("September", "Sept", "Sep"),
+            ("October", "Oct"),
+            ("November", "Nov"),
+            ("December", "Dec"),
+        ),
+        1,
+    )
+    for name in names
+}
+_M = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_Y = r"1[0-9]{3}|20[0-9]{2}|21[0-9]{2}"
+_DAY = r"[0-3]?\d(?:st|nd|rd|th)?"
+_TO = r"\s*(?:-+|\u2013|to|and)\s*"
+_DATE = re.compile(  # "31 July 2025", "the 27th of April, 1994", "July 31, 2025", "May 2021"
+    rf"(?<![\w.,])(?:(?P<d1>{_DAY})(?:{_TO}(?P<e1>{_DAY}))?\s+(?:of\s+)?(?P<m1>{_M})\.?"
+    rf"(?:\s*,?\s+(?P<y1>{_Y}))?"
+    rf"|(?P<m2>{_M})\.?\s+(?P<d2>{_DAY})(?!\d)(?:{_TO}(?P<e2>{_DAY})(?!\d))?"
+    rf"(?:\s*,?\s+(?P<y2>{_Y}))?"
+    rf"|(?P<m3>{_M})\.?\s*,?\s+(?:of\s+)?(?P<y3>{_Y})"
+    rf"|(?P<y4>{_Y})-(?P<m4>[01]\d)-(?P<d4>[0-3]\d))(?![\w%])"
+)
 _ORDINALS = "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth"
 _ORDINAL_WORDS = {w: i for i, w in enumerate(_ORDINALS.split(), 1) if i != 2}  # "a second"
 _ORDINAL = re.compile(  # "27th", "the third man" (not "a third": a share)
@@ -136,12 +169,16 @@ def amounts(text: str) -> tuple[Amount, ...]:
         celsius = (n - 32) * Fraction(5, 9) if m["scale"].lower().startswith("f") else n
         found.append(Amount(m.start(), m.end(), m.group(), "temperature", celsius, number=n))
         taken.append(m.span())
+    found.extend(_dates(text))
+    taken.extend((d.start, d.end) for d in found if d.kind == "date")
     measured = {q.start for q in quantities(text) if q.unit}  # "1500 metres" is no year
     for m in _YEAR.finditer(text):
         if free(*m.span()) and m.start() not in measured:
             found.append(Amount(m.start(), m.end(), m.group(), "year", Fraction(m.group())))
             taken.append(m.span())
     for m in _ORDINAL.finditer(text):  # "the 27th", "the third": a count that names a thing
+        if not free(*m.span()):
+            continue  # the day of a date
         n = Fraction(m[1]) if m[1] else Fraction(_ORDINAL_WORDS[m[2].lower()])
         loose = not m[1]  # "first opened" is no count to check
         found.append(
@@ -187,6 +224,8 @@ def same_amount(claim: Amount, q: Amount) -> bool:
     """Whether the evidence's ``q`` states the claim's amount ``claim``."""
     if claim.per and q.per and claim.per != q.per:
         return False
+    if "date" in (claim.kind, q.kind):
+        return _same_date(claim, q)
     if claim.kind != q.kind:
         # "30 seconds" is stated by "timeout (default 30): seconds to wait", "at the age of 3"
         # by "at the age of 3 years"
@@ -212,9 +251,52 @@ def same_amount(claim: Amount, q: Amount) -> bool:
     return (
         step is not None
         and step > (_step(q) or 0)
-        and claim.kind not in ("year", "clock")
+        and claim.kind not in ("year", "clock", "date")
         and abs(q.value - claim.value) * 2 < step
     )
+
+
+def _dates(text: str) -> list[Amount]:
+    """The dates of ``text`` as (year, month, day) in one number, 0 where not written; a range
+    of days ("23-25 September 2011") gives one date for each end, and a date without a year
+    takes the year of the date its range ends on ("from 23 February to 6 March 2011")."""
+    out: list[Amount] = []
+    for m in _DATE.finditer(text):
+        month = next(g for g in (m["m1"], m["m2"], m["m3"], m["m4"]) if g)
+        mo = int(month) if month.isdigit() else _MONTHS[month]
+        year = int(next((g for g in (m["y1"], m["y2"], m["y3"], m["y4"]) if g), "0"))
+        first = next((n for n in ("d1", "d2", "d4") if m[n]), None)
+        last = "e1" if m["e1"] else "e2" if m["e2"] else None
+        days = [int(re.sub(r"\D", "", m[n])) for n in (first, last) if n]
+        if not 1 <= mo <= 12 or any(d > 31 for d in days):
+            continue
+        if last is None:
+            value = Fraction(year * 10000 + mo * 100 + (days[0] if days else 0))
+            out.append(Amount(m.start(), m.end(), m.group(), "date", value))
+            continue
+        split = m.end(first)  # one date for each end of the range
+        for (start, end), d in zip(
+            ((m.start(), split), (m.start(last), m.end())), days, strict=True
+        ):
+            out.append(
+                Amount(start, end, text[start:end], "date", Fraction(year * 10000 + mo * 100 + d))
+            )
+    for i, (a, b) in enumerate(pairwise(out)):
+        if a.value < 10000 and b.value >= 10000 and re.fullmatch(_TO, text[a.end : b.start]):
+            out[i] = replace(a, value=a.value + b.value // 10000 * 10000)
+    return out
+
+
+def _same_date(claim: Amount, q: Amount) -> bool:
+    """A date states each part of the claim's date it writes ("31 July 2025" states "July
+    2025", "31 July" and "2025"); nothing else states a date."""
+    if q.kind != "date" or claim.kind not in ("date", "year"):
+        return False
+    if claim.kind == "year":
+        return q.value // 10000 == claim.value
+    have = (q.value // 10000, q.value // 100 % 100, q.value % 100)
+    want = (claim.value // 10000, claim.value // 100 % 100, claim.value % 100)
+    return all(w == 0 or w == h for w, h in zip(want, have, strict=True))
 
 
 _NUMERAL = re.compile(r"(\d[\d,]*)(?:\.(\d+))?")

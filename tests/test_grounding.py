@@ -44,6 +44,11 @@ from ene_core.testing import KeywordOracle
         ("The shop opens at 12:00.", "The shop opens at noon."),
         ("Teenagers need 8 to 10 hours.", "Teenagers need 8 to 10 hours a night."),
         ("The file is 2 GB.", "The file is 2,000 MB."),
+        ("He was born on 4 January 1983.", "He was born January 4 , 1983."),
+        ("The return is due in July 2025.", "Returns must be filed by 31 July 2025."),
+        ("It sank in 1912.", "It sank on 15 April 1912."),
+        ("It ran between 21 and 28 January.", "It ran between January 21 and 28."),
+        ("It opened on 23 February 2011.", "It ran from 23 February to 6 March 2011."),
         ("It costs 30 euros a month.", "It costs 30 euros per month."),
         ("It costs 30 euros.", "It costs 30 euros per year."),  # no period in the claim
         ("The plan costs 4.90 euros a month.", "The plan: 4.90 euros per month, 25 days a year."),
@@ -75,6 +80,13 @@ def test_stated(claim: str, premise: str) -> None:
         ("They need 6 to 7 hours.", "They need 8 to 10 hours.", ["6", "7 hours"], "8"),
         ("The app needs 500 GB.", "The app needs 500 MB.", ["500 GB"], "500 MB"),
         (
+            "The 2024 tax return is due by 31 July 2024.",
+            "Tax returns for 2024 must be filed by 31 July 2025.",
+            ["31 July 2024"],
+            "31 July 2025",
+        ),
+        ("It sank on 15 April 1912.", "It sank in April 1912.", ["15 April 1912"], "April 1912"),
+        (
             "A card costs 30 euros per month.",
             "A card costs 30 euros per year.",
             ["30 euros per month"],
@@ -92,6 +104,14 @@ def test_unstated_and_rival(claim: str, premise: str, missing: list[str], rival:
     found = unstated(claim, premise)
     assert [a.surface for a in found] == missing
     assert rivals(found[0], premise)[0].surface == rival
+
+
+def test_dates_need_a_month_with_a_day_or_a_year() -> None:
+    assert [a.kind for a in amounts("You may go in March, or on 3 May.")] == ["date"]
+    assert [(a.surface, a.kind) for a in amounts("On the 27th of April, 1994, the third")] == [
+        ("27th of April, 1994", "date"),
+        ("third", "count"),
+    ]
 
 
 def test_an_ordinal_is_checked_as_a_label() -> None:
