@@ -58,6 +58,7 @@ class Amount:
     loose: bool = False  # evidence only, never checked in a claim ("a year" of "25 days a year")
     half_day: bool = False  # a clock time without am/pm that may be 12 hours later
     per: str = ""  # the period of a rate as written after it ("month" of "30 euros per month")
+    trend: int = 0  # a change as written before it: +1 "rose 4 percent", -1 "fell 4 percent"
 
 
 _YEAR = re.compile(r"(?<![\w$€£.,:/])(1[0-9]{3}|20[0-9]{2}|21[0-9]{2})(?![\w%]|'s\b|[.,:]\d)")
@@ -127,6 +128,11 @@ _COMPARISON = re.compile(  # after the amount: "six years after", "238 metres ta
     re.IGNORECASE,
 )
 _YEAR_DAYS = Fraction(36525, 100)
+_UP = "rose|risen|rises?|rising|increased|increases?|increasing|grew|grows?|grown|growing|"
+_UP += "climbed|climbs?|gained|gains?|jumped|jumps?|up"
+_DOWN = "fell|falls?|fallen|falling|declined|declines?|declining|decreased|decreases?|"
+_DOWN += "decreasing|dropped|drops?|down|lost|shrank|shrinks?|shrunk|slipped|slips?|slid"
+_TREND = re.compile(rf"\b(?:(?P<up>{_UP})|(?P<down>{_DOWN}))\s+(?:by\s+)?$", re.IGNORECASE)
 _PER = re.compile(
     r"\s*(?:per|a|an|each|every)\s+(day|week|month|year|hour|minute|night|annum)\b", re.IGNORECASE
 )
@@ -205,9 +211,16 @@ def amounts(text: str) -> tuple[Amount, ...]:
             Amount(q.start, end, text[q.start : end], kind, value, q.bound, number, label, loose)
         )
     for i, a in enumerate(found):  # "30 euros per month" is not "30 euros per year"
-        if not a.loose and (per := _PER.match(text, a.end)):
+        if a.loose:
+            continue
+        if per := _PER.match(text, a.end):
             period = per[1].lower().replace("annum", "year")
-            found[i] = replace(a, end=per.end(), surface=text[a.start : per.end()], per=period)
+            a = replace(a, end=per.end(), surface=text[a.start : per.end()], per=period)
+        if a.kind not in ("year", "date", "clock") and (trend := _TREND.search(text, 0, a.start)):
+            # "rose 4 percent" is not "fell 4 percent": the verb goes with the amount
+            way = 1 if trend["up"] else -1
+            a = replace(a, start=trend.start(), surface=text[trend.start() : a.end], trend=way)
+        found[i] = a
     found.sort(key=lambda a: a.start)
     for i, (a, b) in enumerate(pairwise(found)):
         # one end of a range takes the other's unit: "8 to 10 hours" is 8 hours to 10 hours
@@ -222,7 +235,7 @@ def amounts(text: str) -> tuple[Amount, ...]:
 
 def same_amount(claim: Amount, q: Amount) -> bool:
     """Whether the evidence's ``q`` states the claim's amount ``claim``."""
-    if claim.per and q.per and claim.per != q.per:
+    if (claim.per and q.per and claim.per != q.per) or claim.trend * q.trend < 0:
         return False
     if "date" in (claim.kind, q.kind):
         return _same_date(claim, q)
