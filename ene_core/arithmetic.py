@@ -100,17 +100,21 @@ def derive(claim: str, parts: Sequence[str]) -> Derivation | None:
 
 @lru_cache(maxsize=1 << 14)
 def _derive(claim: str, parts: tuple[str, ...]) -> Derivation | None:
+    m = _COMPARATIVE.search(claim)
+    lasted = _LASTED.search(claim) if m is None else None
+    cue = _TOTAL.search(claim) if m is None and lasted is None else None
+    if m is None and lasted is None and cue is None:
+        return None  # compares nothing (most claims: the evidence is not read)
     held = [h for i, part in enumerate(parts) for h in _held(part, i)]
     if len(held) < 2:
         return None
     own = [a for a in amounts(claim) if not a.loose]
-    m = _COMPARATIVE.search(claim)
     if m is not None:
         return _comparison(claim, m, own, held, parts)
-    if _LASTED.search(claim):
+    if lasted is not None:
         return _duration(claim, own, held, parts)
-    cue = _TOTAL.search(claim)
-    return _total(claim, cue.group(), own, held, parts) if cue else None
+    assert cue is not None
+    return _total(claim, cue.group(), own, held, parts)
 
 
 def _comparison(

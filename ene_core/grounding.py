@@ -177,7 +177,8 @@ def amounts(text: str) -> tuple[Amount, ...]:
         taken.append(m.span())
     found.extend(_dates(text))
     taken.extend((d.start, d.end) for d in found if d.kind == "date")
-    measured = {q.start for q in quantities(text) if q.unit}  # "1500 metres" is no year
+    measures = quantities(text)
+    measured = {q.start for q in measures if q.unit}  # "1500 metres" is no year
     for m in _YEAR.finditer(text):
         if free(*m.span()) and m.start() not in measured:
             found.append(Amount(m.start(), m.end(), m.group(), "year", Fraction(m.group())))
@@ -192,7 +193,7 @@ def amounts(text: str) -> tuple[Amount, ...]:
         )
         taken.append(m.span())
     seen = False  # an amount before: "a year" of "25 paid days a year" is a rate's unit
-    for q in quantities(text):
+    for q in measures:
         follows, seen = seen, True
         if not free(q.start, q.end) or q.dimension == "frequency":
             continue
@@ -216,7 +217,9 @@ def amounts(text: str) -> tuple[Amount, ...]:
         if per := _PER.match(text, a.end):
             period = per[1].lower().replace("annum", "year")
             a = replace(a, end=per.end(), surface=text[a.start : per.end()], per=period)
-        if a.kind not in ("year", "date", "clock") and (trend := _TREND.search(text, 0, a.start)):
+        if a.kind not in ("year", "date", "clock") and (
+            trend := _TREND.search(text, max(0, a.start - 24), a.start)
+        ):
             # "rose 4 percent" is not "fell 4 percent": the verb goes with the amount
             way = 1 if trend["up"] else -1
             a = replace(a, start=trend.start(), surface=text[trend.start() : a.end], trend=way)
