@@ -87,7 +87,7 @@ class _Held:
     sentence: frozenset[str]
     clause: frozenset[str]
 
-    def share(self, words: set[str]) -> float:
+    def share(self, words: frozenset[str]) -> float:
         """How much of ``words`` its sentence and its clause hold (0 to 1)."""
         return (len(self.sentence & words) + len(self.clause & words)) / (2 * len(words))
 
@@ -248,7 +248,7 @@ def _held(part: str, index: int) -> list[_Held]:
 
 
 def _bind(
-    held: list[_Held], left: set[str], right: set[str], word: str
+    held: list[_Held], left: frozenset[str], right: frozenset[str], word: str
 ) -> tuple[_Held, _Held] | None:
     """The evidence amount of each side of the comparison: of the amounts of one kind, the one
     whose sentence and clause share most of that side's own words (as a share of them), and
@@ -269,7 +269,7 @@ def _bind(
     return found[0] if len(found) == 1 else None
 
 
-def _best(candidates: list[_Held], words: set[str]) -> _Held | None:
+def _best(candidates: list[_Held], words: frozenset[str]) -> _Held | None:
     """The candidate sharing most of ``words``; ``None`` on a tie."""
     ranked = sorted(candidates, key=lambda h: -h.share(words))
     if not ranked or (len(ranked) > 1 and ranked[0].share(words) == ranked[1].share(words)):

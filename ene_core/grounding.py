@@ -286,7 +286,7 @@ def _dates(text: str) -> list[Amount]:
         days = [int(re.sub(r"\D", "", m[n])) for n in (first, last) if n]
         if not 1 <= mo <= 12 or any(d > 31 for d in days):
             continue
-        if last is None:
+        if first is None or last is None:
             value = Fraction(year * 10000 + mo * 100 + (days[0] if days else 0))
             out.append(Amount(m.start(), m.end(), m.group(), "date", value))
             continue

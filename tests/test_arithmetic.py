@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
 import pytest
+from engine_views import as_older, claim_events, claim_of, streamed_and_whole
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ene_core import EvidenceNecessityGraph, NecessityEngine
+from ene_core import NecessityEngine
 from ene_core.arithmetic import derive
 from ene_core.testing import KeywordOracle
 
@@ -167,10 +166,6 @@ def test_differences_follow_the_arithmetic(
         assert found.verdict == ("supported" if (a > b) != flip else "contradicted")
 
 
-def _claim(eng: EvidenceNecessityGraph, text: str):  # type: ignore[no-untyped-def]
-    return next(c for c in eng.claims if c.text == text)
-
-
 CONTEXTS = [
     "Mount Everest is 8,849 metres high.",
     "The Karakoram range lies in Pakistan.",
@@ -180,8 +175,8 @@ CONTEXTS = [
 
 def test_engine_supports_a_difference_with_both_amounts_necessary() -> None:
     answer = "Everest is 238 metres taller than K2."
-    checked = _claim(NecessityEngine(KeywordOracle()).evaluate(answer, CONTEXTS), answer)
-    blind = _claim(
+    checked = claim_of(NecessityEngine(KeywordOracle()).evaluate(answer, CONTEXTS), answer)
+    blind = claim_of(
         NecessityEngine(KeywordOracle(), check_amounts=False).evaluate(answer, CONTEXTS), answer
     )
     assert blind.status == "unsupported" and blind.arithmetic is None
@@ -196,64 +191,37 @@ def test_engine_supports_a_difference_with_both_amounts_necessary() -> None:
 def test_engine_contradicts_a_wrong_order_by_both_chunks() -> None:
     answer = "K2 is taller than Everest."
     eng = NecessityEngine(KeywordOracle()).evaluate(answer, CONTEXTS)
-    claim = _claim(eng, answer)
+    claim = claim_of(eng, answer)
     assert claim.status == "contradicted" and claim.contradicted_by == [0, 2]
-    reordered = _claim(NecessityEngine(KeywordOracle()).evaluate(answer, CONTEXTS[::-1]), answer)
+    reordered = claim_of(NecessityEngine(KeywordOracle()).evaluate(answer, CONTEXTS[::-1]), answer)
     assert reordered.status == "contradicted" and reordered.contradicted_by == [0, 2]
     assert reordered.arithmetic == claim.arithmetic
 
 
 def test_streamed_claims_match_the_whole_answer() -> None:
     answer = "Everest is 238 metres taller than K2. K2 is taller than Everest."
-    engine = NecessityEngine(KeywordOracle())
-    try:
-        whole = engine.evaluate(answer, CONTEXTS)
-        stream = engine.stream(CONTEXTS)
-        for token in re.findall(r"\S+\s*", answer):
-            stream.feed(token)
-        streamed = stream.finish().result(timeout=60)
-    finally:
-        engine.close()
+    streamed, whole = streamed_and_whole(NecessityEngine(KeywordOracle()), answer, CONTEXTS)
     assert [c.model_dump() for c in streamed.claims] == [c.model_dump() for c in whole.claims]
     assert [c.status for c in whole.claims] == ["supported", "contradicted"]
 
 
 def test_an_older_eng_loads_without_the_field() -> None:
     eng = NecessityEngine(KeywordOracle()).evaluate("Owls hunt at night.", ["Owls hunt at night."])
-    data = eng.model_dump(mode="json")
-    data["schema_version"] = "1.6"
-    for claim in data["claims"]:
-        del claim["arithmetic"]
-    assert all(c.arithmetic is None for c in EvidenceNecessityGraph.model_validate(data).claims)
+    assert all(c.arithmetic is None for c in as_older(eng, "1.6", [], ["arithmetic"]).claims)
 
 
 def test_viewer_trace_and_cli_show_the_working(capsys: pytest.CaptureFixture[str]) -> None:
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
     from ene_core.cli import main
     from ene_core.reports.viewer import render_html
-    from ene_core.results import NecessityDispatcher
-    from ene_integrations.otel import NecessitySpanRecorder
 
     answer = "Everest is 238 metres taller than K2."
     working = "8,849 metres - 8,611 metres = 238 metres taller"
     engine = NecessityEngine(KeywordOracle())
     page = render_html([engine.evaluate(answer, CONTEXTS)])
     assert f"worked out: <q>{working}</q>" in page and f"worked out: {working}" in page
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    result = NecessityDispatcher(engine, mode="inline").dispatch("r", answer, CONTEXTS, "How tall?")
-    assert result is not None and result.ok
-    NecessitySpanRecorder(provider)(result)
-    NecessitySpanRecorder(provider, capture_content=True)(result)
-    hidden, shown = exporter.get_finished_spans()
-    (claim,) = [e.attributes for e in hidden.events if e.name == "ene.claim"]
-    assert claim["ene.claim.arithmetic"] is True and "ene.claim.arithmetic_working" not in claim
-    (claim,) = [e.attributes for e in shown.events if e.name == "ene.claim"]
-    assert claim["ene.claim.arithmetic_working"] == working
+    plain, content = claim_events(engine, answer, CONTEXTS)
+    assert plain["ene.claim.arithmetic"] is True and "ene.claim.arithmetic_working" not in plain
+    assert content["ene.claim.arithmetic_working"] == working
     argv = ["evaluate", "--oracle", "keyword", "--answer", answer]
     assert main([*argv, *(x for c in CONTEXTS for x in ("--context", c))]) == 0
     assert f"worked out: {working}" in capsys.readouterr().out

@@ -6,10 +6,11 @@ import re
 from collections.abc import Sequence
 
 import pytest
+from engine_views import as_older, claim_events, claim_of, streamed_and_whole
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ene_core import EvidenceNecessityGraph, NecessityEngine
+from ene_core import NecessityEngine
 from ene_core.grounding import amounts, rivals, substitute, unstated
 from ene_core.oracle import Scores
 from ene_core.testing import KeywordOracle
@@ -228,17 +229,13 @@ def _tokens(text: str) -> set[str]:
     return {t.lower() for t in _AMOUNTISH.findall(text)}
 
 
-def _claim(eng: EvidenceNecessityGraph, text: str):  # type: ignore[no-untyped-def]
-    return next(c for c in eng.claims if c.text == text)
-
-
 def test_engine_contradicts_a_claim_the_evidence_states_with_another_amount() -> None:
     contexts = ["The shoe weighs 250 g.", "The heel-to-toe drop is 8 mm."]
     answer = "The heel-to-toe drop is 8 cm."
     checked = NecessityEngine(NumberBlindOracle()).evaluate(answer, contexts)
     blind = NecessityEngine(NumberBlindOracle(), check_amounts=False).evaluate(answer, contexts)
-    claim = _claim(checked, answer)
-    assert _claim(blind, answer).status == "supported"
+    claim = claim_of(checked, answer)
+    assert claim_of(blind, answer).status == "supported"
     assert claim.status == "contradicted"
     assert claim.contradicted_by == [1]
     assert claim.unstated_amounts == ["8 cm"]
@@ -249,7 +246,7 @@ def test_engine_contradicts_a_claim_the_evidence_states_with_another_amount() ->
 def test_engine_never_supports_an_amount_nowhere_stated() -> None:
     answer = "Checked bags may weigh up to 23 pounds."
     eng = NecessityEngine(NumberBlindOracle()).evaluate(answer, ["Checked bags may weigh 23 kg."])
-    claim = _claim(eng, answer)
+    claim = claim_of(eng, answer)
     assert claim.status == "unsupported"  # 23 kg is no rival of a sum of money: nothing swapped
     assert claim.unstated_amounts == ["up to 23 pounds"]
     assert eng.minimal_sufficient_set == []
@@ -258,8 +255,8 @@ def test_engine_never_supports_an_amount_nowhere_stated() -> None:
 def test_the_chunk_that_states_the_amount_is_necessary() -> None:
     contexts = ["Check-in opens at the front desk.", "Check-in opens at 15:00."]
     answer = "Check-in opens at 15:00."
-    checked = _claim(NecessityEngine(NumberBlindOracle()).evaluate(answer, contexts), answer)
-    blind = _claim(
+    checked = claim_of(NecessityEngine(NumberBlindOracle()).evaluate(answer, contexts), answer)
+    blind = claim_of(
         NecessityEngine(NumberBlindOracle(), check_amounts=False).evaluate(answer, contexts),
         answer,
     )
@@ -292,40 +289,21 @@ def test_amount_verdicts_do_not_depend_on_context_order() -> None:
 
 
 def test_streamed_claims_match_the_whole_answer() -> None:
-    contexts = ["The drop is 8 mm.", "The shoe weighs 250 g."]
     answer = "The drop is 8 cm. The shoe weighs 250 g."
-    engine = NecessityEngine(NumberBlindOracle())
-    try:
-        whole = engine.evaluate(answer, contexts)
-        stream = engine.stream(contexts)
-        for token in re.findall(r"\S+\s*", answer):
-            stream.feed(token)
-        streamed = stream.finish().result(timeout=60)
-    finally:
-        engine.close()
+    contexts = ["The drop is 8 mm.", "The shoe weighs 250 g."]
+    streamed, whole = streamed_and_whole(NecessityEngine(NumberBlindOracle()), answer, contexts)
     assert [c.model_dump() for c in streamed.claims] == [c.model_dump() for c in whole.claims]
 
 
 def test_an_older_eng_loads_without_the_new_fields() -> None:
     eng = NecessityEngine(KeywordOracle()).evaluate("Owls hunt at night.", ["Owls hunt at night."])
-    data = eng.model_dump(mode="json")
-    data["schema_version"] = "1.5"
-    del data["verifier"]["check_amounts"]
-    for claim in data["claims"]:
-        del claim["unstated_amounts"]
-    old = EvidenceNecessityGraph.model_validate(data)
+    old = as_older(eng, "1.5", ["check_amounts"], ["unstated_amounts"])
     assert old.verifier.check_amounts is None
     assert all(c.unstated_amounts == [] for c in old.claims)
 
 
 def test_viewer_and_trace_show_the_amounts_not_in_the_evidence() -> None:
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
     from ene_core.reports.viewer import render_html
-    from ene_core.results import NecessityDispatcher
-    from ene_integrations.otel import NecessitySpanRecorder
 
     answer, contexts = "The <b>drop</b> is 8 cm.", ["The drop is 8 mm."]
     engine = NecessityEngine(NumberBlindOracle())
@@ -333,19 +311,10 @@ def test_viewer_and_trace_show_the_amounts_not_in_the_evidence() -> None:
     assert eng.claims[0].unstated_amounts == ["8 cm"]
     page = render_html([eng])
     assert "not in the evidence: <q>8 cm</q>" in page and "not in the evidence: 8 cm" in page
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    result = NecessityDispatcher(engine, mode="inline").dispatch("r", answer, contexts, "Drop?")
-    assert result is not None and result.ok
-    NecessitySpanRecorder(provider)(result)
-    NecessitySpanRecorder(provider, capture_content=True)(result)
-    hidden, shown = exporter.get_finished_spans()
-    (claim,) = [e.attributes for e in hidden.events if e.name == "ene.claim"]
-    assert claim["ene.claim.unstated_amount_count"] == 1
-    assert "ene.claim.unstated_amounts" not in claim
-    (claim,) = [e.attributes for e in shown.events if e.name == "ene.claim"]
-    assert list(claim["ene.claim.unstated_amounts"]) == ["8 cm"]
+    plain, content = claim_events(engine, answer, contexts)
+    assert plain["ene.claim.unstated_amount_count"] == 1
+    assert "ene.claim.unstated_amounts" not in plain
+    assert list(content["ene.claim.unstated_amounts"]) == ["8 cm"]
 
 
 def test_cli_shows_the_amounts_not_in_the_evidence(capsys: pytest.CaptureFixture[str]) -> None:
@@ -363,7 +332,7 @@ def test_the_contradiction_names_the_amount_among_the_claims_words() -> None:
     ]
     answer = "A credit card costs 30 euros per month."  # "month": in neither, so not supported
     for order in (contexts, contexts[::-1]):
-        claim = _claim(NecessityEngine(NumberBlindOracle()).evaluate(answer, order), answer)
+        claim = claim_of(NecessityEngine(NumberBlindOracle()).evaluate(answer, order), answer)
         assert claim.status == "contradicted"
         assert claim.unstated_amounts == ["30 euros per month"]
         assert [order[i] for i in claim.contradicted_by] == [contexts[1]]

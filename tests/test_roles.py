@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
-
 import pytest
+from engine_views import as_older, claim_events, claim_of, streamed_and_whole
 
-from ene_core import EvidenceNecessityGraph, NecessityEngine
+from ene_core import NecessityEngine
 from ene_core.roles import other_holder
 from ene_core.testing import KeywordOracle
 
@@ -80,89 +79,57 @@ def test_no_other_holder(claim: str, parts: list[str]) -> None:
     assert other_holder(claim, parts) is None
 
 
-def _claim(eng: EvidenceNecessityGraph, text: str):  # type: ignore[no-untyped-def]
-    return next(c for c in eng.claims if c.text == text)
-
-
 ANSWER = "Buzz Aldrin was the first person to walk on the Moon."
 CONTEXTS = [MOON[1], "Apollo 12 landed in November 1969.", MOON[0]]
 
 
 def test_engine_contradicts_by_the_holders_context_in_any_order() -> None:
-    blind = _claim(
+    blind = claim_of(
         NecessityEngine(KeywordOracle(), check_roles=False).evaluate(ANSWER, CONTEXTS), ANSWER
     )
     assert blind.status == "supported"  # every word is there
     eng = NecessityEngine(KeywordOracle()).evaluate(ANSWER, CONTEXTS)
-    claim = _claim(eng, ANSWER)
+    claim = claim_of(eng, ANSWER)
     assert (claim.status, claim.contradicted_by, claim.other_holder) == (
         "contradicted",
         [2],
         "Neil Armstrong",
     )
     assert eng.verifier.check_roles is True and eng.minimal_sufficient_set == []
-    reordered = _claim(NecessityEngine(KeywordOracle()).evaluate(ANSWER, CONTEXTS[::-1]), ANSWER)
+    reordered = claim_of(NecessityEngine(KeywordOracle()).evaluate(ANSWER, CONTEXTS[::-1]), ANSWER)
     assert (reordered.status, reordered.contradicted_by) == ("contradicted", [0])
 
 
 def test_the_holder_is_supported() -> None:
     answer = "Neil Armstrong was the first person to walk on the Moon."
-    claim = _claim(NecessityEngine(KeywordOracle()).evaluate(answer, CONTEXTS), answer)
+    claim = claim_of(NecessityEngine(KeywordOracle()).evaluate(answer, CONTEXTS), answer)
     assert (claim.status, claim.other_holder) == ("supported", None)
 
 
 def test_streamed_claims_match_the_whole_answer() -> None:
     answer = f"{ANSWER} Armstrong walked on the Moon in 1969."
-    engine = NecessityEngine(KeywordOracle())
-    try:
-        whole = engine.evaluate(answer, CONTEXTS)
-        stream = engine.stream(CONTEXTS)
-        for token in re.findall(r"\S+\s*", answer):
-            stream.feed(token)
-        streamed = stream.finish().result(timeout=60)
-    finally:
-        engine.close()
+    streamed, whole = streamed_and_whole(NecessityEngine(KeywordOracle()), answer, CONTEXTS)
     assert [c.model_dump() for c in streamed.claims] == [c.model_dump() for c in whole.claims]
     assert whole.claims[0].status == "contradicted"
 
 
 def test_an_older_eng_loads_without_the_fields() -> None:
     eng = NecessityEngine(KeywordOracle()).evaluate("Owls hunt at night.", ["Owls hunt at night."])
-    data = eng.model_dump(mode="json")
-    data["schema_version"] = "1.6"
-    del data["verifier"]["check_roles"]
-    for claim in data["claims"]:
-        del claim["other_holder"]
-    old = EvidenceNecessityGraph.model_validate(data)
+    old = as_older(eng, "1.6", ["check_roles"], ["other_holder"])
     assert old.verifier.check_roles is None and old.claims[0].other_holder is None
 
 
 def test_viewer_trace_and_cli_show_the_other_holder(capsys: pytest.CaptureFixture[str]) -> None:
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
     from ene_core.cli import main
     from ene_core.reports.viewer import render_html
-    from ene_core.results import NecessityDispatcher
-    from ene_integrations.otel import NecessitySpanRecorder
 
     engine = NecessityEngine(KeywordOracle())
     page = render_html([engine.evaluate(ANSWER, CONTEXTS)])
     assert "the evidence gives it to: <q>Neil Armstrong</q>" in page
     assert "the evidence gives it to: Neil Armstrong" in page
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    result = NecessityDispatcher(engine, mode="inline").dispatch("r", ANSWER, CONTEXTS, "Who?")
-    assert result is not None and result.ok
-    NecessitySpanRecorder(provider)(result)
-    NecessitySpanRecorder(provider, capture_content=True)(result)
-    hidden, shown = exporter.get_finished_spans()
-    (claim,) = [e.attributes for e in hidden.events if e.name == "ene.claim"]
-    assert claim["ene.claim.role_held_by_another"] is True and "ene.claim.other_holder" not in claim
-    (claim,) = [e.attributes for e in shown.events if e.name == "ene.claim"]
-    assert claim["ene.claim.other_holder"] == "Neil Armstrong"
+    plain, content = claim_events(engine, ANSWER, CONTEXTS)
+    assert plain["ene.claim.role_held_by_another"] is True and "ene.claim.other_holder" not in plain
+    assert content["ene.claim.other_holder"] == "Neil Armstrong"
     argv = ["evaluate", "--oracle", "keyword", "--answer", ANSWER]
     assert main([*argv, *(x for c in CONTEXTS for x in ("--context", c))]) == 0
     assert "the evidence gives it to: Neil Armstrong" in capsys.readouterr().out
