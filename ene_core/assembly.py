@@ -53,7 +53,7 @@ class GraphAssembly:
     packer: PremisePacker
     support_matrix: bool
     check_amounts: bool
-    check_roles: bool
+    check_bindings: bool
 
     def _graph(
         self,
@@ -129,7 +129,7 @@ class GraphAssembly:
                 contradiction_threshold=self.contradiction_threshold,
                 packing=self.packer.describe(),
                 check_amounts=self.check_amounts,
-                check_roles=self.check_roles,
+                check_bindings=self.check_bindings,
             ),
             counts=_counts(claims, contexts),
             stats=RunStats(

@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from .arithmetic import derive
 from .batcher import MicroBatcher, Overflow
+from .bindings import other_holder
 from .citations import check_base
 from .errors import InvalidInputError
 from .graph import EvidenceNecessityGraph
@@ -30,7 +31,6 @@ from .grounding import computed, unstated
 from .oracle import Scores, SupportOracle, Verdict, decide
 from .premise import PremisePacker
 from .request import Request, build_all, run_built
-from .roles import other_holder
 from .rounds import PlanRounds
 from .scoring import Check, Plan, PlanDriver, ScoreCache  # noqa: F401  (Check, Plan: public here)
 from .streaming import ClaimStream, StreamRegistry
@@ -98,9 +98,9 @@ class NecessityEngine(PlanRounds, PlanDriver):
     ``check_amounts``: a claim whose premise states one of its amounts nowhere is never
     supported, and is contradicted when the evidence supports it with another amount
     (:mod:`~ene_core.grounding`); a comparison the evidence's amounts settle gets the
-    arithmetic's verdict (:mod:`~ene_core.arithmetic`). ``check_roles``: a claim that gives a
+    arithmetic's verdict (:mod:`~ene_core.arithmetic`). ``check_bindings``: a claim that gives a
     unique role ("the first ...", "the largest ...") to someone the evidence names, while the
-    evidence gives it to another, is contradicted (:mod:`~ene_core.roles`).
+    evidence gives it to another, is contradicted (:mod:`~ene_core.bindings`).
     """
 
     def __init__(
@@ -113,7 +113,7 @@ class NecessityEngine(PlanRounds, PlanDriver):
         support_matrix: bool = False,
         check_citations: bool = True,
         check_amounts: bool = True,
-        check_roles: bool = True,
+        check_bindings: bool = True,
         citation_base: int = 1,
         cache_size: int = 65_536,
         max_wait_ms: float = 5.0,
@@ -145,7 +145,7 @@ class NecessityEngine(PlanRounds, PlanDriver):
         self.support_matrix = support_matrix
         self.check_citations = check_citations
         self.check_amounts = check_amounts
-        self.check_roles = check_roles
+        self.check_bindings = check_bindings
         self.citation_base = check_base(citation_base)
         self.cache = ScoreCache(cache_size)
         self._batcher = MicroBatcher(
@@ -167,7 +167,7 @@ class NecessityEngine(PlanRounds, PlanDriver):
         computes an amount from two the premise states."""
         verdict = decide(scores, self.threshold, self.contradiction_threshold)
         premise, claim = check
-        if self.check_roles and other_holder(claim, premise.parts) is not None:
+        if self.check_bindings and other_holder(claim, premise.parts) is not None:
             return "contradicted"  # the evidence gives its unique role to another
         if not self.check_amounts:
             return verdict

@@ -24,7 +24,7 @@ from .normalise import MAX_DEPTH, decode_json, json_problem
 # 1.6: amounts the evidence does not state (Claim.unstated_amounts, Verifier.check_amounts;
 #      older ENGs load with them empty / None)
 # 1.7: comparisons settled by arithmetic and unique roles (Claim.arithmetic / other_holder,
-#      Verifier.check_roles; older ENGs load with them None)
+#      Verifier.check_bindings; older ENGs load with them None)
 SCHEMA_VERSION = "1.7"
 
 Status = Literal["supported", "contradicted", "unsupported"]
@@ -176,7 +176,7 @@ class Verifier(_Model):
     contradiction_threshold: float | None = None  # 1.1; None: the same as ``threshold``
     packing: dict[str, Any] = Field(default_factory=dict)
     check_amounts: bool | None = None  # 1.6; None: an older ENG
-    check_roles: bool | None = None  # 1.7; None: an older ENG
+    check_bindings: bool | None = None  # 1.7; None: an older ENG
 
 
 class Counts(_Model):

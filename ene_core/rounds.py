@@ -14,15 +14,15 @@ from typing import NamedTuple
 
 from .arithmetic import Derivation, derive
 from .assembly import ClaimRounds, GraphAssembly
+from .bindings import RoleClash, other_holder, same_opening
 from .citations import Citations, check_base, resolve
 from .claims import Segment, read_with_question, split_claims
 from .contexts import canonical_order
 from .grounding import Amount, holding, rivals, substitute, unstated
 from .minimal_set import MinimalSet
 from .oracle import Scores, Verdict
-from .premise import EvidenceIndex
+from .premise import EvidenceIndex, Premise
 from .request import ClaimsRequest, Request
-from .roles import RoleClash, other_holder
 from .scoring import Check, Plan, _Tally
 
 
@@ -39,7 +39,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
 
     check_citations: bool
     check_amounts: bool
-    check_roles: bool
+    check_bindings: bool
     citation_base: int
 
     def _plan(self, request: Request, tally: _Tally, tokens: Mapping[str, int]) -> Plan:
@@ -168,7 +168,9 @@ class PlanRounds(MinimalSet, GraphAssembly):
             for keep in ((i,), tuple(j for j in cites[k].cited if j != i))
         ]
         probe_checks = [(index.premise(probe), probe) for _, probe, _ in probes]
-        asked = loo_checks + alone_checks + cite_checks + probe_checks
+        openings = {k: self._openings(own[k]) for k in supported}
+        opening_checks = [(p, own[k][1]) for k in supported for p in openings[k]]
+        asked = loo_checks + alone_checks + cite_checks + probe_checks + opening_checks
         both = self._judge_all(asked, (yield asked))
         split = len(loo_checks) + len(alone_checks)
         loo, alone = both.scores[: len(loo_checks)], both.scores[len(loo_checks) : split]
@@ -200,9 +202,20 @@ class PlanRounds(MinimalSet, GraphAssembly):
             k: [next(scores_alone).entail for _ in premised[k]] for k in contradicted + unsure
         }
         at = split + len(cite_checks)
-        swapped = Judged(both.scores[at:], both.verdicts[at:])
+        opened = at + len(probe_checks)
+        swapped = Judged(both.scores[at:opened], both.verdicts[at:opened])
         for k, held in self._amount_contradictions(probes, probe_checks, swapped, baseline):
             verdicts[k], blame[k] = "contradicted", held
+        # A supported claim that a sentence opening like it contradicts alone, with none
+        # supporting it alone, binds a value to the wrong subject (bindings.same_opening).
+        alone_verdicts = iter(both.verdicts[opened:])
+        for k in list(supported):
+            said = [(p, next(alone_verdicts)) for p in openings[k]]
+            against = sorted({p.sources[0][0] for p, v in said if v == "contradicted"})
+            if against and all(v != "supported" for _, v in said):
+                verdicts[k], blame[k] = "contradicted", against
+                supported.remove(k)
+                del necessary[k], without[k]
 
         single: dict[int, list[Scores]] = {}
         wanted = claims if self.support_matrix else []
@@ -230,8 +243,19 @@ class PlanRounds(MinimalSet, GraphAssembly):
             list(scores), [self._judge(c, s) for c, s in zip(checks, scores, strict=True)]
         )
 
+    def _openings(self, check: Check) -> list[Premise]:
+        """Each sentence of the check's premise that opens like its claim, as a premise alone."""
+        if not self.check_bindings:
+            return []
+        premise, claim = check
+        parts = [p.strip() for p in premise.parts]
+        return [
+            Premise(parts[i], (premise.sources[i],), (parts[i],))
+            for i in same_opening(parts, claim)
+        ]
+
     def _clash(self, check: Check) -> RoleClash | None:
-        return other_holder(check[1], check[0].parts) if self.check_roles else None
+        return other_holder(check[1], check[0].parts) if self.check_bindings else None
 
     def _derived(self, check: Check) -> Derivation | None:
         return derive(check[1], check[0].parts) if self.check_amounts else None

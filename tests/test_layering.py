@@ -66,7 +66,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "quantities",
                 "grounding",
                 "arithmetic",
-                "roles",
+                "bindings",
                 "premise",
                 "encoding",
                 "oracle",

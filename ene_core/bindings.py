@@ -1,4 +1,14 @@
-"""Unique roles: a superlative, "first", "last" or "only" has one holder.
+"""Bindings the evidence gives otherwise: which subject a role or a value belongs to.
+
+A small NLI model reads a packed premise as a bag of facts: "Jonas Ek directed the orchestra in
+Malmo." comes out supported by "Jonas Ek directed the orchestra in Uppsala." next to "Rita Sol
+directed the orchestra in Malmo.", since every word is there. Read alone, the first sentence
+contradicts the claim. :func:`same_opening` finds such sentences (the claim's opening, past its
+verb and through at least half its words, then another ending); the engine checks the claim
+against each alone, and when one contradicts it and none supports it, the claim is
+contradicted.
+
+Unique roles: a superlative, "first", "last" or "only" has one holder.
 
 "Buzz Aldrin was the first person to walk on the Moon." against "Neil Armstrong became the first
 person to walk on the Moon." and "Buzz Aldrin joined Armstrong on the lunar surface." comes out
@@ -23,7 +33,7 @@ from functools import lru_cache
 
 from .premise import content_words
 
-__all__ = ["RoleClash", "other_holder"]
+__all__ = ["RoleClash", "other_holder", "same_opening"]
 
 _VERB = r"(?:is|was|are|were|became|becomes|remains|remained)"
 _UNIQUE = r"(?:first|last|only|\w+est|most\s+\w+|least\s+\w+)\b"
@@ -88,3 +98,52 @@ def _same_role(text: str, role: set[str]) -> bool:
         if seen == role:
             return not _NARROWING.match(text[t.end() :])
     return False
+
+
+_AUX = frozenset(
+    {
+        "is",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "had",
+        "can",
+        "could",
+        "will",
+        "would",
+        "shall",
+        "should",
+        "may",
+        "might",
+        "must",
+        "does",
+        "do",
+        "did",
+    }
+)
+
+
+def same_opening(parts: Sequence[str], claim: str) -> list[int]:
+    """Indices of the premise ``parts`` that open with the claim's words past its verb (an
+    auxiliary or a word in "-ed") and through at least half of them, then end otherwise: "Jonas
+    Ek directed the orchestra in Uppsala." for "Jonas Ek directed the orchestra in Malmo.", not
+    "Princeton High School was founded in 1867." for "Princeton High School was enlarged."."""
+    words = [_fold(w) for w in claim.split()]
+    verb = next((i for i, w in enumerate(words) if w in _AUX or w.endswith("ed")), None)
+    if verb is None:
+        return []
+    out = []
+    for i, part in enumerate(parts):
+        theirs = [_fold(w) for w in part.split()]
+        n = 0
+        while n < min(len(words), len(theirs)) and words[n] == theirs[n]:
+            n += 1
+        if verb + 1 < n < len(words) and 2 * n >= len(words):
+            out.append(i)
+    return out
+
+
+def _fold(word: str) -> str:
+    return word.lower().strip(",.;:!?")

@@ -1,12 +1,17 @@
-"""Unique roles (ene_core.roles) and the engine's use of them."""
+"""Bindings the evidence gives otherwise (ene_core.bindings): unique roles and sentences that
+open like the claim; and the engine's use of them."""
 
 from __future__ import annotations
+
+import re
+from collections.abc import Sequence
 
 import pytest
 from engine_views import as_older, claim_events, claim_of, streamed_and_whole
 
 from ene_core import NecessityEngine
-from ene_core.roles import other_holder
+from ene_core.bindings import other_holder, same_opening
+from ene_core.oracle import Scores
 from ene_core.testing import KeywordOracle
 
 MOON = [
@@ -85,7 +90,7 @@ CONTEXTS = [MOON[1], "Apollo 12 landed in November 1969.", MOON[0]]
 
 def test_engine_contradicts_by_the_holders_context_in_any_order() -> None:
     blind = claim_of(
-        NecessityEngine(KeywordOracle(), check_roles=False).evaluate(ANSWER, CONTEXTS), ANSWER
+        NecessityEngine(KeywordOracle(), check_bindings=False).evaluate(ANSWER, CONTEXTS), ANSWER
     )
     assert blind.status == "supported"  # every word is there
     eng = NecessityEngine(KeywordOracle()).evaluate(ANSWER, CONTEXTS)
@@ -95,7 +100,7 @@ def test_engine_contradicts_by_the_holders_context_in_any_order() -> None:
         [2],
         "Neil Armstrong",
     )
-    assert eng.verifier.check_roles is True and eng.minimal_sufficient_set == []
+    assert eng.verifier.check_bindings is True and eng.minimal_sufficient_set == []
     reordered = claim_of(NecessityEngine(KeywordOracle()).evaluate(ANSWER, CONTEXTS[::-1]), ANSWER)
     assert (reordered.status, reordered.contradicted_by) == ("contradicted", [0])
 
@@ -115,8 +120,8 @@ def test_streamed_claims_match_the_whole_answer() -> None:
 
 def test_an_older_eng_loads_without_the_fields() -> None:
     eng = NecessityEngine(KeywordOracle()).evaluate("Owls hunt at night.", ["Owls hunt at night."])
-    old = as_older(eng, "1.6", ["check_roles"], ["other_holder"])
-    assert old.verifier.check_roles is None and old.claims[0].other_holder is None
+    old = as_older(eng, "1.6", ["check_bindings"], ["other_holder"])
+    assert old.verifier.check_bindings is None and old.claims[0].other_holder is None
 
 
 def test_viewer_trace_and_cli_show_the_other_holder(capsys: pytest.CaptureFixture[str]) -> None:
@@ -133,3 +138,83 @@ def test_viewer_trace_and_cli_show_the_other_holder(capsys: pytest.CaptureFixtur
     argv = ["evaluate", "--oracle", "keyword", "--answer", ANSWER]
     assert main([*argv, *(x for c in CONTEXTS for x in ("--context", c))]) == 0
     assert "the evidence gives it to: Neil Armstrong" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("claim", "parts", "found"),
+    [
+        (
+            "Jonas Ek directed the orchestra in Malmo.",
+            [
+                "Jonas Ek directed the orchestra in Uppsala.",
+                "Rita Sol directed the orchestra in Malmo.",
+            ],
+            [0],
+        ),
+        ("The older bridge was built of iron.", ["The older bridge was built of stone."], [0]),
+        (  # the opening stops at the verb: "founded" and "enlarged" may both be true
+            "Princeton High School was enlarged.",
+            ["Princeton High School was founded in 1867."],
+            [],
+        ),
+        ("The Riverside store is closed on Sundays.", ["The Riverside store hosts a café."], []),
+        (  # less than half of the claim
+            "A full charge of the X200 battery takes about three hours.",
+            ["A full charge of the battery takes three hours."],
+            [],
+        ),
+        (
+            "Jonas Ek directed the orchestra in Malmo.",
+            ["Jonas Ek directed the orchestra in Malmo."],
+            [],
+        ),
+        ("Jonas Ek conducts in Malmo.", ["Jonas Ek conducts in Uppsala."], []),  # no verb it knows
+    ],
+)
+def test_same_opening(claim: str, parts: list[str], found: list[int]) -> None:
+    assert same_opening(parts, claim) == found
+
+
+class BagOfWordsOracle(KeywordOracle):
+    """Reads a premise as a bag of words, like a small NLI model: entails a claim whose words
+    are all there, and contradicts it where a premise of one sentence has all but its last."""
+
+    name = "bag-of-words-oracle"
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> list[Scores]:
+        out = []
+        for premise, claim in pairs:
+            words = re.findall(r"\w+", claim.lower())
+            have = set(re.findall(r"\w+", premise.lower()))
+            if set(words) <= have:
+                out.append(Scores(0.95, 0.02))
+            elif "\n" not in premise.strip() and set(words[:-1]) <= have:
+                out.append(Scores(0.02, 0.9))
+            else:
+                out.append(Scores(0.05, 0.05))
+        return out
+
+
+ORCHESTRAS = [
+    "Jonas Ek directed the orchestra in Uppsala.",
+    "Rita Sol directed the orchestra in Malmo.",
+]
+
+
+@pytest.mark.parametrize("order", [ORCHESTRAS, ORCHESTRAS[::-1]])
+def test_engine_reads_a_sentence_that_opens_like_the_claim_alone(order: list[str]) -> None:
+    wrong, right = (
+        "Jonas Ek directed the orchestra in Malmo.",
+        "Jonas Ek directed the orchestra in Uppsala.",
+    )
+    answer = f"{wrong} {right}"
+    blind = NecessityEngine(BagOfWordsOracle(), check_bindings=False).evaluate(answer, order)
+    assert claim_of(blind, wrong).status == "supported"  # every word is in the two chunks
+    eng = NecessityEngine(BagOfWordsOracle()).evaluate(answer, order)
+    bad, good = claim_of(eng, wrong), claim_of(eng, right)
+    assert (bad.status, [order[i] for i in bad.contradicted_by]) == (
+        "contradicted",
+        [ORCHESTRAS[0]],
+    )
+    assert bad.necessary == [] and good.status == "supported"
+    assert [order[i] for i in good.necessary] == [ORCHESTRAS[0]]
