@@ -23,7 +23,7 @@ from .normalise import MAX_DEPTH, decode_json, json_problem
 # 1.5: short answers (Claim.hypothesis, ClaimKind "fragment"; older ENGs load with it None)
 # 1.6: amounts the evidence does not state (Claim.unstated_amounts, Verifier.check_amounts;
 #      older ENGs load with them empty / None)
-# 1.7: comparisons settled by arithmetic and unique roles (Claim.arithmetic / other_holder,
+# 1.7: comparisons settled by arithmetic and bindings (Claim.arithmetic / other_holder,
 #      Verifier.check_bindings; older ENGs load with them None)
 SCHEMA_VERSION = "1.7"
 
