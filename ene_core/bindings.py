@@ -10,6 +10,9 @@ contradicted.
 
 Unique roles: a superlative, "first", "last" or "only" has one holder.
 
+Routes: "from New York to Southampton" is the reverse of the evidence's "from Southampton to New
+York" (:func:`reversed_route`).
+
 "Buzz Aldrin was the first person to walk on the Moon." against "Neil Armstrong became the first
 person to walk on the Moon." and "Buzz Aldrin joined Armstrong on the lunar surface." comes out
 supported from a small NLI model: every word is there. But the role has one holder, and the
@@ -33,7 +36,7 @@ from functools import lru_cache
 
 from .premise import content_words
 
-__all__ = ["RoleClash", "other_holder", "same_opening"]
+__all__ = ["RoleClash", "other_holder", "reversed_route", "same_opening"]
 
 _VERB = r"(?:is|was|are|were|became|becomes|remains|remained)"
 _UNIQUE = r"(?:first|last|only|\w+est|most\s+\w+|least\s+\w+)\b"
@@ -147,3 +150,45 @@ def same_opening(parts: Sequence[str], claim: str) -> list[int]:
 
 def _fold(word: str) -> str:
     return word.lower().strip(",.;:!?")
+
+
+_ROUTE = re.compile(
+    r"\bfrom\s+(?P<a>[^,;:.()\d]+?)\s+to\s+(?P<b>[^,;:.()\d]+?)"
+    r"(?=\s*(?:[,;:.()]|$)|\s+(?:in|on|at|by|for|after|before|during|when|while|and|with|via)\b)",
+    re.IGNORECASE,
+)
+
+
+_BOTH_WAYS = re.compile(r"\b(?:vice versa|and back|both ways|round trips?|return)\b", re.I)
+
+
+def reversed_route(claim: str, parts: Sequence[str]) -> int | None:
+    """The index of a premise part that gives the claim's "from A to B" the other way round
+    ("from B to A") and never this way; ``None`` otherwise: numbers and dates are ranges (the
+    amount check's business), and a route both ways ("and vice versa") has no direction."""
+    return _reversed_route(claim, tuple(parts))
+
+
+@lru_cache(maxsize=1 << 14)
+def _reversed_route(claim: str, parts: tuple[str, ...]) -> int | None:
+    if _BOTH_WAYS.search(claim):
+        return None
+    routes = [(_ends(m["a"]), _ends(m["b"])) for m in _ROUTE.finditer(claim)]
+    routes = [(a, b) for a, b in routes if a and b and a != b]
+    if not routes:
+        return None
+    theirs = [
+        [] if _BOTH_WAYS.search(p) else [(_ends(m["a"]), _ends(m["b"])) for m in _ROUTE.finditer(p)]
+        for p in parts
+    ]
+    for a, b in routes:
+        if any((a, b) in found for found in theirs):
+            continue  # the evidence also says it this way
+        for i, found in enumerate(theirs):
+            if (b, a) in found:
+                return i
+    return None
+
+
+def _ends(text: str) -> frozenset[str]:
+    return frozenset(content_words(text))

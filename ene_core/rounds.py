@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from .arithmetic import Derivation, derive
 from .assembly import ClaimRounds, GraphAssembly
-from .bindings import RoleClash, other_holder, same_opening
+from .bindings import RoleClash, other_holder, reversed_route, same_opening
 from .citations import Citations, check_base, resolve
 from .claims import Segment, read_with_question, split_claims
 from .contexts import canonical_order
@@ -153,6 +153,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
         unstated = {k: self._unstated(own[k]) for k in claims}
         derived = {k: d for k in claims if (d := self._derived(own[k])) is not None}
         clashes = {k: c for k in claims if (c := self._clash(own[k])) is not None}
+        reversals = {k: i for k in claims if (i := self._reversal(own[k])) is not None}
         probes = [
             (k, probe, rival) for k in unsure for probe, rival in self._probes(own[k], unstated[k])
         ]
@@ -192,6 +193,8 @@ class PlanRounds(MinimalSet, GraphAssembly):
         for k in contradicted:
             if k in clashes:  # the context that gives its role to another, and any culprit
                 blame[k] = sorted({*blame[k], own[k][0].sources[clashes[k].part][0]})
+            elif k in reversals:  # the context that gives its route the other way round
+                blame[k] = sorted({*blame[k], own[k][0].sources[reversals[k]][0]})
             elif k in derived:  # the contexts of the amounts it compares
                 blame[k] = sorted({own[k][0].sources[i][0] for i in derived[k].parts})
             if not blame[k]:
@@ -253,6 +256,9 @@ class PlanRounds(MinimalSet, GraphAssembly):
             Premise(parts[i], (premise.sources[i],), (parts[i],))
             for i in same_opening(parts, claim)
         ]
+
+    def _reversal(self, check: Check) -> int | None:
+        return reversed_route(check[1], check[0].parts) if self.check_bindings else None
 
     def _clash(self, check: Check) -> RoleClash | None:
         return other_holder(check[1], check[0].parts) if self.check_bindings else None

@@ -10,7 +10,7 @@ import pytest
 from engine_views import as_older, claim_events, claim_of, streamed_and_whole
 
 from ene_core import NecessityEngine
-from ene_core.bindings import other_holder, same_opening
+from ene_core.bindings import other_holder, reversed_route, same_opening
 from ene_core.oracle import Scores
 from ene_core.testing import KeywordOracle
 
@@ -218,3 +218,48 @@ def test_engine_reads_a_sentence_that_opens_like_the_claim_alone(order: list[str
     )
     assert bad.necessary == [] and good.status == "supported"
     assert [order[i] for i in good.necessary] == [ORCHESTRAS[0]]
+
+
+VOYAGE = "The Titanic sailed from Southampton to New York on its maiden voyage."
+
+
+@pytest.mark.parametrize(
+    ("claim", "parts", "found"),
+    [
+        ("The Titanic sailed from New York to Southampton.", [VOYAGE], 0),
+        (
+            "The firm moved from Seattle to Austin in 2019.",
+            ["Rain.", "It moved from Austin to Seattle."],
+            1,
+        ),
+        ("The Titanic sailed from Southampton to New York.", [VOYAGE], None),  # the same way
+        (
+            "Trains run from Rangiya to Dibrugarh.",
+            ["Trains run from Dibrugarh to Rangiya and vice versa."],
+            None,
+        ),
+        (
+            "The war lasted from 1337 to 1453.",
+            ["The war lasted from 1453 to 1337."],
+            None,
+        ),  # a range
+        (  # the evidence says it both ways
+            "Ferries run from Malta to Gozo.",
+            ["Ferries run from Gozo to Malta.", "Ferries also run from Malta to Gozo."],
+            None,
+        ),
+    ],
+)
+def test_reversed_route(claim: str, parts: list[str], found: int | None) -> None:
+    assert reversed_route(claim, parts) == found
+
+
+def test_engine_contradicts_a_route_the_other_way_round() -> None:
+    answer = "The Titanic sailed from New York to Southampton."
+    contexts = ["It sank in April 1912.", VOYAGE]
+    blind = NecessityEngine(KeywordOracle(), check_bindings=False).evaluate(answer, contexts)
+    assert claim_of(blind, answer).status == "supported"  # every word is there
+    for order in (contexts, contexts[::-1]):
+        claim = claim_of(NecessityEngine(KeywordOracle()).evaluate(answer, order), answer)
+        assert claim.status == "contradicted"
+        assert [order[i] for i in claim.contradicted_by] == [VOYAGE]
