@@ -100,8 +100,9 @@ class NecessityEngine(PlanRounds, PlanDriver):
     (:mod:`~ene_core.grounding`); a comparison the evidence's amounts settle gets the
     arithmetic's verdict (:mod:`~ene_core.arithmetic`). ``check_bindings``: a claim that gives a
     unique role ("the first ...", "the largest ...") to someone the evidence names, while the
-    evidence gives it to another, or that a sentence opening like it contradicts on its own, is
-    contradicted (:mod:`~ene_core.bindings`).
+    evidence gives it to another, that a sentence opening like it contradicts on its own, or
+    whose route the evidence gives the other way round, is contradicted
+    (:mod:`~ene_core.bindings`).
     """
 
     def __init__(
