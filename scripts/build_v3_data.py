@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -94,8 +95,16 @@ if __name__ == "__main__":
     ap.add_argument("--out", type=Path, default=Path("runs/v3"))
     ap.add_argument("--recipe", action="store_true", help="also write the v2 recipe's pairs")
     ap.add_argument("--samples", type=int, default=0)
+    ap.add_argument(
+        "--only", default=None, help="keep the families whose tag matches this regex (a focus mix)"
+    )
     args = ap.parse_args()
     train, dev, lexicon = build_v3(args.data, args.seed)
+    if args.only:
+        keep = re.compile(args.only)
+        train, dev = (
+            [p for p in part if keep.search(p.source.split(":")[-1])] for part in (train, dev)
+        )
     write_jsonl_gz(train, args.out / "v3_train.jsonl.gz")
     write_jsonl_gz(dev, args.out / "v3_dev.jsonl.gz")
     (args.out / "privatives.json").write_text(json.dumps(lexicon, indent=0), encoding="utf-8")

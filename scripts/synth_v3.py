@@ -12,6 +12,12 @@ appears under every label in about the shares of the generated set as a whole
   negates, the claim does not) -> entailment; the affirmed twin -> contradiction; the same
   negated claim about an absent fact -> neutral. The privative lexicon is mined from the
   training premises (``un-/in-/im-/il-/ir-/dis-/non-`` words whose base also occurs).
+* **polarity agreement**: a real sentence and its negation (``not`` put after, or taken from
+  after, its main-clause auxiliary), each *reworded* in the premise (an attribution or discourse
+  word around it, or the negation contracted, so never verbatim) against each as the claim: the
+  same polarity -> entailment, the other -> contradiction, either reported as a rumour -> neutral.
+  v2 called a negated claim contradicted whenever the premise did not repeat it word for word
+  ("In 2003, he did not finish the race." -> "He did not finish the race.": contradicted 0.80).
 * **quantities written another way**: digits and words, dozens, unit conversions, fractions and
   percentages, frequencies, "up to" / "no more than" / "at most" -> entailment; a different value
   in the same other form -> contradiction; a stronger or unrelated bound -> neutral.
@@ -800,6 +806,150 @@ def near_duplicate_pairs(
     return out
 
 
+# --------------------------------------------------------------------------- polarity
+
+_AUX = r"(is|are|was|were|can|could|will|would|should|must|does|do|did|has|have|had)"
+_NEGATED = re.compile(rf"^((?:\S+ ){{1,7}}?){_AUX} (not|never) (?=\w)", re.IGNORECASE)
+_AFFIRMED = re.compile(rf"^((?:\S+ ){{1,7}}?){_AUX} (?!not\b|never\b|no\b|n't)(?=[a-z])")
+_CLAUSE = re.compile(r",|;|\b(?:who|which|that|whose|when|if|because|although|while)\b", re.I)
+_CONTRACT = {
+    "is not": "isn't",
+    "are not": "aren't",
+    "was not": "wasn't",
+    "were not": "weren't",
+    "does not": "doesn't",
+    "do not": "don't",
+    "did not": "didn't",
+    "has not": "hasn't",
+    "have not": "haven't",
+    "had not": "hadn't",
+    "could not": "couldn't",
+    "will not": "won't",
+    "would not": "wouldn't",
+    "should not": "shouldn't",
+    "can not": "cannot",
+}
+_COMMON_OPENERS = frozenset(
+    [
+        "The",
+        "A",
+        "An",
+        "It",
+        "Its",
+        "They",
+        "Their",
+        "He",
+        "His",
+        "She",
+        "Her",
+        "We",
+        "Our",
+        "This",
+        "That",
+        "These",
+        "Those",
+        "There",
+        "Some",
+        "Many",
+        "Most",
+        "All",
+        "Each",
+        "Every",
+        "In",
+        "On",
+        "At",
+    ]
+)
+#: what a premise may add around a sentence without touching its truth or its negation's scope
+_AROUND = (
+    "According to the report, {s}",
+    "Records show that {s}",
+    "As the article notes, {s}",
+    "In fact, {s}",
+    "Notably, {s}",
+    "Officials confirmed that {s}",
+    "{S}, according to local sources.",
+    "{S}, the records show.",
+    "{S}, as several witnesses noted.",
+    "In addition, {s}",
+    "However, {s}",
+    "It is documented that {s}",
+    "As of the latest update, {s}",
+    "{S}, a fact noted in several accounts.",
+    "{S}, which surprised many.",
+)
+#: what may stand before a sentence told in the past, without narrowing a "never"
+_PAST_AROUND = ("In {year}, {s}", "At the time, {s}", "That year, {s}", "After the meeting, {s}")
+_PAST = re.compile(r"^(?:\S+ ){1,7}?(?:was|were|did|had|could|would)\b")
+
+
+def polarity_forms(sentence: str) -> tuple[str, str] | None:
+    """``(affirmed, negated)`` forms of a real sentence whose main-clause auxiliary comes early,
+    or None. The negation is put after (or taken from after) that auxiliary."""
+    if not sentence.rstrip().endswith("."):
+        return None  # questions, fragments
+    m = _NEGATED.match(sentence)
+    if m and not _CLAUSE.search(m.group(1)):
+        head = m.group(1) + m.group(2)
+        return f"{head} {sentence[m.end() :]}", sentence
+    m = _AFFIRMED.match(sentence)
+    if not m or _CLAUSE.search(m.group(1)):
+        return None
+    aux = m.group(2).lower()
+    rest = sentence[m.end() :]
+    if aux in ("has", "have", "had") and not re.match(r"\w+(?:ed|en|wn|ne)\b", rest):
+        return None  # "has a dog": no participle to negate
+    return sentence, f"{m.group(1)}{m.group(2)} not {rest}"
+
+
+def contracted(sentence: str) -> str:
+    """ "is not" -> "isn't", "did not" -> "didn't" ..."""
+    for full, short in _CONTRACT.items():
+        sentence = re.sub(rf"\b{full}\b", short, sentence)
+    return sentence
+
+
+def reworded(sentence: str, rng: random.Random) -> str:
+    """The sentence with an attribution or discourse word around it, or its negation
+    contracted: the same statement, not verbatim."""
+    short = contracted(sentence)
+    if short != sentence and rng.random() < 0.3:
+        return short
+    body = sentence.rstrip(" .")
+    if body.split(" ", 1)[0] in _COMMON_OPENERS:
+        frames = _AROUND
+        if _PAST.match(body) and not re.search(r"\bnever\b|\d{4}", body) and rng.random() < 0.4:
+            frames = _PAST_AROUND
+        low = body[:1].lower() + body[1:] + "."
+        return rng.choice(frames).format(s=low, S=body, year=rng.randint(1950, 2022))
+    return rng.choice([f for f in _AROUND if f.startswith("{S}")]).format(S=body)
+
+
+def polarity_pairs(sentence: str, pool: Sequence[str], rng: random.Random, src: str) -> list[Pair]:
+    """A real sentence and its negation, each reworded in the premise (never verbatim) against
+    each as the claim: the same polarity -> entailment, the other -> contradiction, either form
+    reported as a rumour -> neutral (every word present, nothing asserted). A negation in the
+    claim gets each label as often, with the premise worded otherwise (v2 called every such
+    claim contradicted)."""
+    forms = polarity_forms(sentence)
+    if forms is None:
+        return []
+    pos, neg = forms
+    out = []
+    for ev, ev_name in ((pos, "pos"), (neg, "neg")):
+        premise = packed([reworded(ev, rng)], pool, rng, k=2)
+        for claim, claim_name in ((pos, "pos"), (neg, "neg")):
+            if rng.random() < 0.15 and contracted(claim) not in premise:
+                claim = contracted(claim)
+            label = ENTAILMENT if ev_name == claim_name else CONTRADICTION
+            tag = "polarity-same" if label == ENTAILMENT else "polarity-flip"
+            out.append(Pair(premise, claim, label, f"{src}:{tag}-{claim_name}"))
+    for claim, claim_name in ((pos, "pos"), (neg, "neg")):
+        rumour = packed([hedged(rng.choice((pos, neg)), rng)], pool, rng, k=2)
+        out.append(Pair(rumour, claim, NEUTRAL, f"{src}:polarity-hedged-{claim_name}"))
+    return out
+
+
 # --------------------------------------------------------------------------- question form
 
 _WH = (
@@ -1057,6 +1207,7 @@ def generate(
     out: list[Pair] = []
     for sent in sentences:
         out.extend(copula_pairs(sent, lexicon, pool, rng, src))
+        out.extend(polarity_pairs(sent, pool, rng, src))
         r = rng.random()
         if r < 0.25:
             out.extend(real_quantity_pairs(sent, pool, rng, src))

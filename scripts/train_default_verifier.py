@@ -71,6 +71,7 @@ class TrainConfig:
     max_minutes: float = 0.0  # stop (and export) after this much training time (0 = no limit)
     max_steps: int = 0  # 0 = epochs decide; else the schedule decays to zero at this step
     mix_share: float = 0.5  # share of every batch drawn from the --mix pairs
+    anchor_weight: float = 1.0  # weight of the KL to the --anchor model on the recipe rows
 
 
 # --------------------------------------------------------------------------- base model
@@ -320,6 +321,7 @@ def train(
     teacher: Path | None = None,
     device: str = "cpu",
     mix_dir: Path | None = None,
+    anchor: Path | None = None,
 ) -> dict[str, object]:
     t_start = time.time()
     random.seed(cfg.seed)
@@ -348,6 +350,10 @@ def train(
         model.get_input_embeddings().weight.requires_grad_(False)
     model.to(device)
     pad_id = tokenizer.pad_token_id
+    anchor_model = None
+    if anchor is not None:  # a frozen copy whose verdicts on the recipe rows training keeps
+        anchor_model, _ = load_model(anchor)
+        anchor_model.to(device).eval().requires_grad_(False)
 
     enc = encode(tokenizer, train_pairs, cfg.max_length)
     calib_enc = encode(tokenizer, splits.calib, cfg.max_length)
@@ -419,6 +425,14 @@ def train(
             target = soft[idx].to(device)
             kd = distill_loss(logits, target, cfg.distill_temperature)
             loss = (1 - cfg.distill_alpha) * loss + cfg.distill_alpha * kd
+        if anchor_model is not None:
+            keep = [j for j, i in enumerate(idx) if i < n_recipe]
+            if keep:
+                rows = {k: v[keep] for k, v in batch.items()}
+                with torch.no_grad(), _autocast(device):
+                    target = F.softmax(anchor_model(**rows).logits.float(), dim=-1)
+                kd = distill_loss(logits[keep], target, cfg.distill_temperature)
+                loss = loss + cfg.anchor_weight * kd
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
@@ -457,6 +471,7 @@ def train(
         "config": asdict(cfg),
         "base": str(base or "all-MiniLM-L6-v2"),
         "teacher": str(teacher) if teacher else None,
+        "anchor": str(anchor) if anchor else None,
         "device": device,
         "train_pairs": len(train_pairs),
         "calib_pairs": len(splits.calib),
@@ -481,6 +496,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--base", type=Path, default=None, help="encoder dir (default MiniLM-L6)")
     ap.add_argument("--teacher", type=Path, default=None, help="distil this model's soft labels")
     ap.add_argument("--mix", type=Path, default=None, help="folder of v3_train/v3_dev pairs")
+    ap.add_argument(
+        "--anchor",
+        type=Path,
+        default=None,
+        help="keep this model's verdicts on the recipe rows (KL, online): continued training"
+        " learns the mix without forgetting what the base learned from its teacher",
+    )
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     for name, value in asdict(defaults).items():
         kind = (
@@ -496,7 +518,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.pairs is None and not (args.data / "nli" / "snli_dev_subset.jsonl").exists():
         raise SystemExit(f"{args.data} does not hold the shared data sets (nli/, hotpotqa/)")
     summary = train(
-        args.data, args.out, cfg, args.pairs, args.base, args.teacher, args.device, args.mix
+        args.data,
+        args.out,
+        cfg,
+        args.pairs,
+        args.base,
+        args.teacher,
+        args.device,
+        args.mix,
+        args.anchor,
     )
     if args.summary:
         args.summary.write_text(json.dumps(summary, indent=2), encoding="utf-8")

@@ -237,3 +237,40 @@ def test_join_claims_states_both_facts() -> None:
         "The bridge opened in 1932, and the river is wide."
     )
     assert join_claims("A is big.", "NASA runs it.") == "A is big, and NASA runs it."
+
+
+def test_polarity_forms_negate_the_main_clause_only() -> None:
+    from synth_v3 import polarity_forms
+
+    assert polarity_forms("The museum is open on Mondays.") == (
+        "The museum is open on Mondays.",
+        "The museum is not open on Mondays.",
+    )
+    assert polarity_forms("He did not finish the race.") == (
+        "He did finish the race.",
+        "He did not finish the race.",
+    )
+    assert polarity_forms("The band has never toured Asia.") == (
+        "The band has toured Asia.",
+        "The band has never toured Asia.",
+    )
+    # an auxiliary inside a relative clause, or "has" without a participle: left alone
+    assert polarity_forms("The man who was tall is running.") is None
+    assert polarity_forms("The village has a railway station.") is None
+
+
+def test_polarity_pairs_give_a_negated_claim_every_label_against_reworded_evidence() -> None:
+    from synth_v3 import polarity_pairs
+
+    pool = ["The river is wide.", "A dog sleeps.", "Prices rose in May.", "It rained."]
+    labels: dict[str, list[int]] = {"pos": [], "neg": []}
+    for seed in range(20):
+        for p in polarity_pairs("The museum is open on Mondays.", pool, random.Random(seed), "t"):
+            polarity = p.source.rsplit("-", 1)[1]
+            labels[polarity].append(p.label)
+            assert p.hypothesis not in p.premise.split("\n")  # never the claim verbatim
+            if p.label == ENTAILMENT:
+                assert ("not" in p.hypothesis or "n't" in p.hypothesis) == (polarity == "neg")
+    for polarity in ("pos", "neg"):
+        counts = [labels[polarity].count(label) for label in (ENTAILMENT, NEUTRAL, CONTRADICTION)]
+        assert counts == [20, 20, 20]
