@@ -169,6 +169,24 @@ def distill_loss(logits: torch.Tensor, teacher: torch.Tensor, temperature: float
     return F.kl_div(logp, target, reduction="batchmean") * temperature**2
 
 
+def anchor_loss(
+    anchor: PreTrainedModel,
+    batch: dict[str, torch.Tensor],
+    logits: torch.Tensor,
+    rows: Sequence[int],
+    temperature: float,
+) -> torch.Tensor:
+    """KL from a frozen ``anchor`` model's verdicts to the student's ``logits`` on the batch's
+    ``rows`` (the recipe rows: the mix is learnt from its labels alone); 0 without rows."""
+    if not rows:
+        return logits.new_zeros(())
+    index = list(rows)
+    picked = {k: v[index] for k, v in batch.items()}
+    with torch.no_grad(), _autocast(str(logits.device)):
+        target = F.softmax(anchor(**picked).logits.float(), dim=-1)
+    return distill_loss(logits[index], target, temperature)
+
+
 @torch.inference_mode()
 def predict(model: PreTrainedModel, enc: Encoded, pad_id: int, batch_size: int = 64) -> np.ndarray:
     model.eval()
@@ -427,12 +445,8 @@ def train(
             loss = (1 - cfg.distill_alpha) * loss + cfg.distill_alpha * kd
         if anchor_model is not None:
             keep = [j for j, i in enumerate(idx) if i < n_recipe]
-            if keep:
-                rows = {k: v[keep] for k, v in batch.items()}
-                with torch.no_grad(), _autocast(device):
-                    target = F.softmax(anchor_model(**rows).logits.float(), dim=-1)
-                kd = distill_loss(logits[keep], target, cfg.distill_temperature)
-                loss = loss + cfg.anchor_weight * kd
+            kd = anchor_loss(anchor_model, batch, logits, keep, cfg.distill_temperature)
+            loss = loss + cfg.anchor_weight * kd
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
