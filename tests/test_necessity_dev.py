@@ -138,3 +138,16 @@ def test_scores_with_the_keyword_oracle(bench: ModuleType, tmp_path: Path) -> No
     assert overall["necessity_precision"] == overall["necessity_recall"] == 0.0
     assert overall["pruning_safety"] == 0.0
     assert overall["contradicted_by_exact"] == 0.0
+
+
+@pytest.mark.parametrize("name", ["necessity_fresh.jsonl", "necessity_test.jsonl"])
+def test_the_other_sets_align_and_name_real_chunks(bench: ModuleType, name: str) -> None:
+    cases = bench.load_cases(ROOT / "benchmarks" / "data" / name)
+    claims = [c for case in cases for c in case.claims]
+    assert len(cases) >= 40 and len(claims) >= 130
+    assert Counter(c.status for c in claims).keys() == {"supported", "contradicted", "unsupported"}
+    for c in claims:
+        if c.status != "supported":
+            assert not c.necessary, c.text
+        if "redundant" in c.categories:
+            assert len(c.sufficient) >= 2, c.text
