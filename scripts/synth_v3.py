@@ -829,36 +829,9 @@ _CONTRACT = {
     "should not": "shouldn't",
     "can not": "cannot",
 }
-_COMMON_OPENERS = frozenset(
-    [
-        "The",
-        "A",
-        "An",
-        "It",
-        "Its",
-        "They",
-        "Their",
-        "He",
-        "His",
-        "She",
-        "Her",
-        "We",
-        "Our",
-        "This",
-        "That",
-        "These",
-        "Those",
-        "There",
-        "Some",
-        "Many",
-        "Most",
-        "All",
-        "Each",
-        "Every",
-        "In",
-        "On",
-        "At",
-    ]
+_COMMON_OPENERS = frozenset(  # sentence openers that are lower-cased after a frame
+    "The A An It Its They Their He His She Her We Our This That These Those There Some Many"  # noqa: SIM905
+    " Most All Each Every In On At".split()
 )
 #: what a premise may add around a sentence without touching its truth or its negation's scope
 _AROUND = (
