@@ -858,7 +858,9 @@ _PAST = re.compile(r"^(?:\S+ ){1,7}?(?:was|were|did|had|could|would)\b")
 
 def polarity_forms(sentence: str) -> tuple[str, str] | None:
     """``(affirmed, negated)`` forms of a real sentence whose main-clause auxiliary comes early,
-    or None. The negation is put after (or taken from after) that auxiliary."""
+    or None. The negation is put after (or taken from after) that auxiliary. Stricter than
+    ``synth_nli.negate`` (the v2 recipe's: first auxiliary anywhere, "never" -> "once"), whose
+    output need not be the sentence's exact denial."""
     if not sentence.rstrip().endswith("."):
         return None  # questions, fragments
     m = _NEGATED.match(sentence)

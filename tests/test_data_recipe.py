@@ -27,6 +27,7 @@ from synth_nli import (
     join_claims,
     swap_unit,
 )
+from synth_v3 import polarity_forms, polarity_pairs
 
 E, N, C, NE = ENTAILMENT, NEUTRAL, CONTRADICTION, NOT_ENTAILMENT
 
@@ -240,8 +241,6 @@ def test_join_claims_states_both_facts() -> None:
 
 
 def test_polarity_forms_negate_the_main_clause_only() -> None:
-    from synth_v3 import polarity_forms
-
     assert polarity_forms("The museum is open on Mondays.") == (
         "The museum is open on Mondays.",
         "The museum is not open on Mondays.",
@@ -260,8 +259,6 @@ def test_polarity_forms_negate_the_main_clause_only() -> None:
 
 
 def test_polarity_pairs_give_a_negated_claim_every_label_against_reworded_evidence() -> None:
-    from synth_v3 import polarity_pairs
-
     pool = ["The river is wide.", "A dog sleeps.", "Prices rose in May.", "It rained."]
     labels: dict[str, list[int]] = {"pos": [], "neg": []}
     for seed in range(20):
