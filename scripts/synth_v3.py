@@ -925,6 +925,457 @@ def polarity_pairs(sentence: str, pool: Sequence[str], rng: random.Random, src: 
     return out
 
 
+# --------------------------------------------------------------------------- compact binding
+
+#: (fact with {m} and {v}, value maker, modifiers). A premise lists several facts in one
+#: sentence: the first in full, the rest as "{v} {m}" pieces ("50 km/h in towns, 90 km/h on
+#: rural roads and 120 km/h on motorways"), the way documentation writes them.
+LIST_FRAMES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    (
+        "the speed limit is {v} {m}",
+        "{n} km/h",
+        ("in built-up areas", "on rural roads", "on motorways", "near schools", "on expressways"),
+    ),
+    (
+        "the API allows {v} {m}",
+        "{n} requests per minute",
+        ("on the Free plan", "on the Pro plan", "on the Team plan", "on the Enterprise plan"),
+    ),
+    (
+        "meals are reimbursed up to {v} {m}",
+        "{n} euros",
+        ("for breakfast", "for lunch", "for dinner"),
+    ),
+    (
+        "the notice period is {v} {m}",
+        "{k} weeks",
+        ("for the employee", "for the employer", "during probation"),
+    ),
+    (
+        "the vacuum runs for {v} {m}",
+        "{n} minutes",
+        ("on the Eco setting", "on the Standard setting", "on the Max setting"),
+    ),
+    (
+        "the plan includes {v} {m}",
+        "{n} GB of storage",
+        ("on the Basic tier", "on the Plus tier", "on the Premium tier"),
+    ),
+    (
+        "the ticket costs {v} {m}",
+        "{n} dollars",
+        ("for adults", "for children", "for seniors", "for students"),
+    ),
+    (
+        "the loan covers up to {v} {m}",
+        "{p}% of the price",
+        ("for first-time buyers", "for other buyers", "for buy-to-let purchases"),
+    ),
+    (
+        "the museum charges {v} {m}",
+        "{n} euros",
+        ("on weekdays", "at weekends", "on public holidays"),
+    ),
+    (
+        "the battery lasts {v} {m}",
+        "{k} hours",
+        ("in standby mode", "with the screen on", "during video calls"),
+    ),
+    ("the drive takes {v} {m}", "{n} minutes", ("in summer", "in winter", "at rush hour")),
+    (
+        "the tank holds {v} {m}",
+        "{n} litres",
+        ("in the standard model", "in the long-range model", "in the compact model"),
+    ),
+    (
+        "the fee is {v} {m}",
+        "{n} euros a month",
+        ("for members", "for non-members", "for corporate accounts"),
+    ),
+    (
+        "the warranty lasts {v} {m}",
+        "{k} years",
+        ("on the motor", "on the frame", "on the battery", "on the display"),
+    ),
+)
+_PLACE_OPENERS = ("In Velland", "At the depot", "Under the new policy", "This year", "Currently")
+
+
+def _list_value(kind: str, rng: random.Random, taken: set[str]) -> str:
+    while True:
+        v = kind.format(
+            n=rng.choice([5, 8, 10, 12, 15, 20, 25, 30, 40, 45, 50, 60, 80, 90, 100, 120, 600]),
+            k=rng.choice(["one", "two", "three", "four", "six", "eight", "ten", "12", "24"]),
+            p=rng.choice([50, 60, 70, 75, 80, 85, 90, 95]),
+        )
+        if v not in taken:
+            taken.add(v)
+            return v
+
+
+_WORD_NUMBERS = {spell(n): str(n) for n in range(1, 25)}
+
+
+def _other_form(value: str) -> str:
+    """The value's number in the other form: digits <-> words, "%" <-> "per cent"."""
+    head, _, rest = value.partition(" ")
+    if head.endswith("%"):
+        return f"{head[:-1]} per cent {rest}".strip()
+    if head.isdigit():
+        return f"{spell(int(head))} {rest}".strip()
+    return f"{_WORD_NUMBERS.get(head, head)} {rest}".strip()
+
+
+def _sentence(body: str) -> str:
+    return body[:1].upper() + body[1:].rstrip(".") + "."
+
+
+def _told(premise: str, rng: random.Random) -> str:
+    """The premise as written, or half the time :func:`reworded` (never the claim verbatim)."""
+    return reworded(premise, rng) if rng.random() < 0.5 else premise
+
+
+def list_binding_pairs(pool: Sequence[str], rng: random.Random, src: str) -> list[Pair]:
+    """Several values bound to modifiers in one sentence: the right value -> entailment, a value
+    listed for another modifier -> contradiction, a modifier the premise does not list ->
+    neutral (with a listed value or a new one)."""
+    fact, kind, mods = rng.choice(LIST_FRAMES)
+    k = min(len(mods) - 1, rng.choice([2, 2, 3, 3, 4]))
+    chosen = rng.sample(list(mods), k + 1)
+    listed, missing = chosen[:k], chosen[k]
+    taken: set[str] = set()
+    values = [_list_value(kind, rng, taken) for _ in listed]
+    new = _list_value(kind, rng, taken)
+    items = [f"{v} {m}" for v, m in zip(values, listed, strict=True)]
+    head = fact.split("{v}")[0]
+    style = rng.random()
+    if style < 0.5:
+        tail = f"{', '.join(items[1:-1])}{', ' if k > 2 else ''}and {items[-1]}" if k > 1 else ""
+        body = f"{head}{items[0]}, {tail}" if k > 2 else f"{head}{items[0]} and {items[-1]}"
+    elif style < 0.8:
+        body = f"{head}{items[0]}; " + "; ".join(items[1:])
+    else:  # the facts in full, joined by "while"
+        full = [fact.format(v=v, m=m) for v, m in zip(values, listed, strict=True)]
+        body = (", while " if k == 2 else "; ").join(full)
+    if rng.random() < 0.3:
+        body = f"{rng.choice(_PLACE_OPENERS)} {body}"
+    premise = _sentence(body)
+
+    def claim(m: str, v: str) -> str:
+        if rng.random() < 0.3:  # the same value written another way
+            v = _other_form(v)
+        if rng.random() < 0.4:  # the modifier fronted
+            return _sentence(f"{m}, {fact.replace(' {m}', '').format(v=v)}")
+        return _sentence(fact.format(v=v, m=m))
+
+    i, j = rng.sample(range(k), 2)
+    without = [f"{v} {m}" for v, m in zip(values, listed, strict=True) if m != listed[i]]
+    rest = _sentence(f"{head}{' and '.join(without)}")
+    out = [
+        Pair(
+            packed([_told(premise, rng)], pool, rng, k=2),
+            claim(listed[i], values[i]),
+            ENTAILMENT,
+            f"{src}:list-right",
+        ),
+        Pair(
+            packed([_told(premise, rng)], pool, rng, k=2),
+            claim(listed[j], values[j]),
+            ENTAILMENT,
+            f"{src}:list-right",
+        ),
+        Pair(
+            packed([_told(premise, rng)], pool, rng, k=2),
+            claim(listed[i], values[j]),
+            CONTRADICTION,
+            f"{src}:list-swapped",
+        ),
+        Pair(
+            packed([_told(premise, rng)], pool, rng, k=2),
+            claim(listed[j], new),
+            CONTRADICTION,
+            f"{src}:list-other",
+        ),
+        Pair(
+            packed([_told(premise, rng)], pool, rng, k=2),
+            claim(missing, values[i]),
+            NEUTRAL,
+            f"{src}:list-absent",
+        ),
+    ]
+    if k > 2:  # the modifier dropped from the premise: its value is no longer asserted
+        out.append(
+            Pair(
+                packed([_told(rest, rng)], pool, rng, k=2),
+                claim(listed[i], values[i]),
+                NEUTRAL,
+                f"{src}:list-absent",
+            )
+        )
+    else:
+        out.append(
+            Pair(
+                packed([_told(premise, rng)], pool, rng, k=2),
+                claim(missing, new),
+                NEUTRAL,
+                f"{src}:list-absent",
+            )
+        )
+    return out
+
+
+#: (premise with {x} and {y} in two roles, claims true of {x}, claims true of {y}); a claim
+#: of one role about the other person is contradicted (each role has one holder).
+ROLE_FRAMES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
+    (
+        "The {n} expedition was led by {x}, with {y} as deputy.",
+        ("The {n} expedition was led by {x}.", "{x} led the {n} expedition."),
+        ("{y} was the deputy leader of the {n} expedition.",),
+    ),
+    (
+        "{x} was the club's top scorer with {a} goals, while {y} led the team in assists with {b}.",
+        (
+            "{x} was the club's top scorer with {a} goals.",
+            "{x} scored the most goals for the club.",
+        ),
+        ("{y} led the team in assists.", "{y} had the most assists, with {b}."),
+    ),
+    (
+        "The {n} final was won by {x}; {y} finished as runner-up.",
+        ("{x} won the {n} final.", "The winner of the {n} final was {x}."),
+        ("{y} was the runner-up in the {n} final.", "{y} lost the {n} final."),
+    ),
+    (
+        "The committee is chaired by {x}, and {y} serves as its secretary.",
+        ("{x} chairs the committee.", "The committee's chair is {x}."),
+        ("{y} is the committee's secretary.",),
+    ),
+    (
+        "{x} wrote the music for the {n} opera and {y} wrote the libretto.",
+        ("{x} composed the music for the {n} opera.",),
+        ("{y} wrote the libretto of the {n} opera.", "The libretto was written by {y}."),
+    ),
+    (
+        "{x} captains the side, while {y} is its head coach.",
+        ("{x} is the captain of the side.", "The side is captained by {x}."),
+        ("{y} coaches the side.", "The head coach is {y}."),
+    ),
+    (
+        "The {n} study was designed by {x} and carried out by {y}.",
+        ("{x} designed the {n} study.",),
+        ("{y} carried out the {n} study.", "The {n} study was conducted by {y}."),
+    ),
+)
+
+
+def role_binding_pairs(
+    names: Sequence[str], pool: Sequence[str], rng: random.Random, src: str
+) -> list[Pair]:
+    """Two people in two roles in one sentence: a role given to its holder -> entailment, to the
+    other person -> contradiction; with the first role absent from the premise (both people
+    still named) -> neutral for either person."""
+    frame, x_claims, y_claims = rng.choice(ROLE_FRAMES)
+    x, y, z = rng.sample(list(names), 3)
+    fill = {"n": rng.randint(1850, 2023), "a": rng.randint(9, 30), "b": rng.randint(5, 15)}
+    premise = frame.format(x=x, y=y, **fill)
+    cx, cy = rng.choice(x_claims), rng.choice(y_claims)
+    also = rng.choice(("also took part", "was also involved", "was there as well"))
+    # the y role alone: x is named, but the x role is absent
+    only_y = f"{rng.choice(y_claims).format(x=z, y=y, **fill)} {x} {also}."
+    return [
+        Pair(
+            packed([_told(premise, rng)], pool, rng, k=2),
+            cx.format(x=x, y=y, **fill),
+            ENTAILMENT,
+            f"{src}:role-right",
+        ),
+        Pair(
+            packed([_told(premise, rng)], pool, rng, k=2),
+            cy.format(x=x, y=y, **fill),
+            ENTAILMENT,
+            f"{src}:role-right",
+        ),
+        Pair(
+            packed([_told(premise, rng)], pool, rng, k=2),
+            cx.format(x=y, y=x, **fill),
+            CONTRADICTION,
+            f"{src}:role-swapped",
+        ),
+        Pair(
+            packed([_told(premise, rng)], pool, rng, k=2),
+            cy.format(x=y, y=x, **fill),
+            CONTRADICTION,
+            f"{src}:role-swapped",
+        ),
+        Pair(
+            packed([_told(only_y, rng)], pool, rng, k=2),
+            cx.format(x=x, y=y, **fill),
+            NEUTRAL,
+            f"{src}:role-absent",
+        ),
+        Pair(
+            packed([_told(only_y, rng)], pool, rng, k=2),
+            cx.format(x=y, y=x, **fill),
+            NEUTRAL,
+            f"{src}:role-absent",
+        ),
+    ]
+
+
+# --------------------------------------------------------------------------- scope
+
+#: (kind of item, items, predicate for one item affirmed / negated, for several affirmed /
+#: negated). Items named in the plural take the plural predicate alone.
+SCOPE_FRAMES: tuple[tuple[str, tuple[str, ...], tuple[str, str, str, str]], ...] = (
+    (
+        "databases",
+        ("PostgreSQL", "MySQL", "SQLite", "Oracle", "SQL Server", "MariaDB"),
+        ("is supported", "is not supported", "are supported", "are not supported"),
+    ),
+    (
+        "plans",
+        ("the Basic plan", "the Plus plan", "the Pro plan", "the Team plan", "the Business plan"),
+        (
+            "includes phone support",
+            "does not include phone support",
+            "include phone support",
+            "do not include phone support",
+        ),
+    ),
+    (
+        "plans",
+        ("the Starter plan", "the Growth plan", "the Scale plan", "the Enterprise plan"),
+        (
+            "offers daily backups",
+            "doesn't offer daily backups",
+            "offer daily backups",
+            "don't offer daily backups",
+        ),
+    ),
+    (
+        "browsers",
+        ("Chrome", "Firefox", "Safari", "Edge", "Opera"),
+        ("can run the app", "cannot run the app", "can run the app", "cannot run the app"),
+    ),
+    (
+        "groups",
+        ("adults", "children under 12", "teenagers", "seniors", "pregnant women"),
+        (
+            "are eligible for the vaccine",
+            "are not eligible for the vaccine",
+            "are eligible for the vaccine",
+            "are not eligible for the vaccine",
+        ),
+    ),
+    (
+        "file types",
+        ("PDF files", "Word documents", "spreadsheets", "images", "videos"),
+        ("can be uploaded", "cannot be uploaded", "can be uploaded", "cannot be uploaded"),
+    ),
+    (
+        "rooms",
+        ("the standard rooms", "the suites", "the family rooms", "the dormitories"),
+        (
+            "come with breakfast",
+            "do not come with breakfast",
+            "come with breakfast",
+            "do not come with breakfast",
+        ),
+    ),
+    (
+        "cards",
+        ("the Silver card", "the Gold card", "the Platinum card", "the Student card"),
+        (
+            "charges an annual fee",
+            "does not charge an annual fee",
+            "charge an annual fee",
+            "do not charge an annual fee",
+        ),
+    ),
+)
+
+
+def _join(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def scope_pairs(pool: Sequence[str], rng: random.Random, src: str) -> list[Pair]:
+    """Which items a statement covers. "A and B are not X" -> "B is not X" entailed, "A is X"
+    contradicted; "A and B are X, but C is not" -> each item's own polarity; "only A is X" ->
+    "B is not X" entailed, "B is X" and "all are X" contradicted, while its twin without
+    "only" leaves B neutral either way; an item the premise does not name -> neutral."""
+    kind, items, (one, one_not, many, many_not) = rng.choice(SCOPE_FRAMES)
+    a, b, c, d = rng.sample(list(items), 4)
+
+    def says(item: str, neg: bool) -> str:
+        return _sentence(f"{item} {one_not if neg else one}")
+
+    def pairs(premise: str, rows: list[tuple[str, str, str]]) -> list[Pair]:
+        return [
+            Pair(packed([_told(premise, rng)], pool, rng, k=2), h, lab, f"{src}:scope-{tag}")
+            for h, lab, tag in rows
+        ]
+
+    form = rng.random()
+    if form < 0.35:  # a coordinated subject, negated or not
+        neg = rng.random() < 0.5
+        premise = _sentence(f"{_join([a, b])} {many_not if neg else many}")
+        return pairs(
+            premise,
+            [
+                (says(b, neg), ENTAILMENT, "coord"),
+                (says(a, not neg), CONTRADICTION, "coord"),
+                (says(c, neg), NEUTRAL, "outside"),
+                (says(c, not neg), NEUTRAL, "outside"),
+            ],
+        )
+    if form < 0.65:  # "A and B are X, but C is not"
+        short = one_not.split()
+        cut = next(i for i, w in enumerate(short) if w in ("not", "cannot", "doesn't", "don't"))
+        tail = one_not if rng.random() < 0.5 else " ".join(short[: cut + 1])  # "... but C is not"
+        premise = _sentence(f"{_join([a, b])} {many}, but {c} {tail}")
+        return pairs(
+            premise,
+            [
+                (says(c, True), ENTAILMENT, "but"),
+                (says(a, False), ENTAILMENT, "but"),
+                (says(c, False), CONTRADICTION, "but"),
+                (says(b, True), CONTRADICTION, "but"),
+                (says(d, False), NEUTRAL, "outside"),
+                (says(d, True), NEUTRAL, "outside"),
+            ],
+        )
+    only = rng.choice([f"only {a} {one}", f"of the {kind}, only {a} {one}", f"{a} alone {one}"])
+    all_of = _sentence(
+        f"all {kind} {many}" if rng.random() < 0.5 else f"every one of the {kind} {one}"
+    )
+    return [
+        *pairs(
+            _sentence(only),
+            [
+                (says(a, False), ENTAILMENT, "only"),
+                (says(b, True), ENTAILMENT, "only"),
+                (says(b, False), CONTRADICTION, "only"),
+                (all_of, CONTRADICTION, "only"),
+            ],
+        ),
+        *pairs(
+            hedged(_sentence(only), rng),
+            [(says(a, False), NEUTRAL, "only-hedged"), (says(b, True), NEUTRAL, "only-hedged")],
+        ),
+        *pairs(
+            _sentence(f"{a} {one}"),
+            [
+                (says(a, False), ENTAILMENT, "plain"),
+                (says(a, True), CONTRADICTION, "plain"),
+                (says(b, True), NEUTRAL, "plain"),
+                (says(b, False), NEUTRAL, "plain"),
+                (all_of, NEUTRAL, "plain"),
+            ],
+        ),
+    ]
+
+
 # --------------------------------------------------------------------------- question form
 
 _WH = (
@@ -1204,6 +1655,16 @@ def generate(
             out.extend(binding_pairs(names, pool, rng, src))
         else:
             out.extend(nonparallel_binding_pairs(names, pool, rng, src))
+    # the v3.1 families draw from their own stream, so the pairs above stay as they were built
+    r31 = random.Random(f"v3.1:{source}:{len(sentences)}:{n_templates}")
+    for _ in range(n_templates):
+        gen = r31.random()
+        if gen < 0.4:
+            out.extend(list_binding_pairs(pool, r31, src))
+        elif gen < 0.65:
+            out.extend(role_binding_pairs(names, pool, r31, src))
+        else:
+            out.extend(scope_pairs(pool, r31, src))
     return [
         p
         for p in out

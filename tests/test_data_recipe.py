@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -27,7 +28,16 @@ from synth_nli import (
     join_claims,
     swap_unit,
 )
-from synth_v3 import polarity_forms, polarity_pairs
+from synth_v3 import (
+    list_binding_pairs,
+    person_names,
+    polarity_forms,
+    polarity_pairs,
+    role_binding_pairs,
+    scope_pairs,
+)
+
+from ene_core.quantities import spell
 
 E, N, C, NE = ENTAILMENT, NEUTRAL, CONTRADICTION, NOT_ENTAILMENT
 
@@ -271,3 +281,72 @@ def test_polarity_pairs_give_a_negated_claim_every_label_against_reworded_eviden
     for polarity in ("pos", "neg"):
         counts = [labels[polarity].count(label) for label in (ENTAILMENT, NEUTRAL, CONTRADICTION)]
         assert counts == [20, 20, 20]
+
+
+def _shares(pairs: list, keep=lambda p: True) -> list[float]:
+    chosen = [p.label for p in pairs if keep(p)]
+    return [chosen.count(label) / len(chosen) for label in (ENTAILMENT, NEUTRAL, CONTRADICTION)]
+
+
+def _number_forms(hypothesis: str) -> set[str]:
+    """The claim's number as digits and as words ("90%" also as "90 per cent")."""
+    words = {spell(n): str(n) for n in range(1, 1000)}
+    m = re.search(
+        r"\b(\d+)(%| per cent)?|\b(" + "|".join(sorted(words, key=len)[::-1]) + r")\b", hypothesis
+    )
+    assert m, hypothesis
+    digits = m.group(1) or words[m.group(3)]
+    return {digits, spell(int(digits))}
+
+
+def test_list_binding_keeps_the_value_in_the_premise_under_every_label() -> None:
+    pool = ["The river is wide.", "A dog sleeps."]
+    pairs = [p for seed in range(60) for p in list_binding_pairs(pool, random.Random(seed), "t")]
+    listed = lambda p: any(re.search(rf"\b{f}\b", p.premise) for f in _number_forms(p.hypothesis))  # noqa: E731
+    for p in pairs:
+        tag = p.source.split(":")[-1]
+        if tag in ("list-right", "list-swapped"):  # the value is written in the premise
+            assert listed(p), (p.premise, p.hypothesis)
+        if tag == "list-swapped":
+            assert p.label == CONTRADICTION
+    # a value that is in the premise is entailed, contradicted or neutral about as often, and
+    # a value written another way is entailed too
+    assert min(_shares(pairs, listed)) > 0.2, _shares(pairs, listed)
+    other = [
+        p
+        for p in pairs
+        if listed(p)
+        and not any(
+            re.search(rf"\b{f}\b", p.premise) and re.search(rf"\b{f}\b", p.hypothesis)
+            for f in _number_forms(p.hypothesis)
+        )
+    ]
+    assert {p.label for p in other} == {ENTAILMENT, NEUTRAL, CONTRADICTION}
+
+
+def test_role_binding_names_both_people_under_entailment_and_contradiction() -> None:
+    pool = ["The river is wide."]
+    names = person_names([], random.Random(0))
+    pairs = [
+        p for seed in range(40) for p in role_binding_pairs(names, pool, random.Random(seed), "t")
+    ]
+    named = lambda p: [n for n in names if n in p.hypothesis]  # noqa: E731
+    for p in pairs:  # a swapped role names only people the premise names, as the right one does
+        if not p.source.endswith("role-absent"):
+            assert named(p) and all(n in p.premise for n in named(p)), p
+    assert _shares(pairs) == pytest.approx([1 / 3, 1 / 3, 1 / 3])
+
+
+def test_scope_pairs_give_negated_and_only_claims_every_label() -> None:
+    pool = ["The river is wide.", "A dog sleeps."]
+    pairs = [p for seed in range(200) for p in scope_pairs(pool, random.Random(seed), "t")]
+    negated = lambda p: bool(re.search(r"\bnot\b|n't|cannot", p.hypothesis))  # noqa: E731
+    for keep in (negated, lambda p: not negated(p), lambda p: "only" in p.premise.lower()):
+        assert min(_shares(pairs, keep)) > 0.15, _shares(pairs, keep)
+    overall = _shares(pairs)
+    for with_cue in (_shares(pairs, negated), _shares(pairs, lambda p: not negated(p))):
+        assert max(abs(a - b) for a, b in zip(with_cue, overall, strict=True)) < 0.15
+    only = [p for p in pairs if p.source.endswith("scope-only")]
+    plain = [p for p in pairs if p.source.endswith("scope-plain")]
+    assert {p.label for p in only} == {ENTAILMENT, CONTRADICTION}  # the restriction decides
+    assert NEUTRAL in {p.label for p in plain}  # its twin without "only" leaves others open
