@@ -8,7 +8,7 @@ verb and through at least half its words, then another ending); the engine check
 against each alone, and when one contradicts it and none supports it, the claim is
 contradicted.
 
-Unique roles: a superlative, "first", "last" or "only" has one holder.
+Unique roles: a superlative, "first", "last", "only" or "top" has one holder.
 
 Routes: "from New York to Southampton" is the reverse of the evidence's "from Southampton to New
 York" (:func:`reversed_route`).
@@ -39,11 +39,15 @@ from .premise import content_words
 __all__ = ["RoleClash", "other_holder", "reversed_route", "same_opening"]
 
 _VERB = r"(?:is|was|are|were|became|becomes|remains|remained)"
-_UNIQUE = r"(?:first|last|only|\w+est|most\s+\w+|least\s+\w+)\b"
+_UNIQUE = r"(?:first|last|only|top|\w+est|most\s+\w+|least\s+\w+)\b"
+_OWNER = r"(?P<owner>[\w-]+'s\s+)?"  # "the club's top scorer"
 _CLAIM = re.compile(
-    rf"^(?P<subject>[^,;:]+?)\s+{_VERB}\s+the\s+(?P<role>{_UNIQUE}.*?)[.!]?$", re.IGNORECASE
+    rf"^(?P<subject>[^,;:]+?)\s+{_VERB}\s+the\s+{_OWNER}(?P<role>{_UNIQUE}.*?)[.!]?$",
+    re.IGNORECASE,
 )
-_HOLDER = re.compile(rf"(?P<subject>[^;:]+?)\s+{_VERB}\s+the\s+(?={_UNIQUE})", re.IGNORECASE)
+_HOLDER = re.compile(
+    rf"(?P<subject>[^;:]+?)\s+{_VERB}\s+the\s+{_OWNER}(?={_UNIQUE})", re.IGNORECASE
+)
 _NEGATED = re.compile(r"\b(?:not|never|no)\b|n't\b", re.IGNORECASE)
 _TOKEN = re.compile(r"[^\W_]+(?:[.,'][^\W_]+)*")
 # after the role's words, a phrase that narrows it: "the first woman to win the prize in
@@ -74,18 +78,24 @@ def _other_holder(claim: str, parts: tuple[str, ...]) -> RoleClash | None:
     role = set(content_words(m["role"]))
     if not subject or not role:
         return None
-    for i, part in enumerate(parts):
-        for h in _HOLDER.finditer(part):
-            holder = h["subject"].strip(" \n")
-            if set(content_words(holder)) & subject or not content_words(holder):
-                continue
-            if not _same_role(part[h.end() :], role):
-                continue
-            named = any(
-                subject <= set(content_words(other)) for j, other in enumerate(parts) if j != i
-            )
-            if named:  # shown as the last phrase of the subject: "Neil Armstrong"
-                return RoleClash(i, holder.rsplit(", ", 1)[-1], m["role"])
+    owner = (m["owner"] or "").lower().strip()
+    holders = [
+        (i, h)
+        for i, part in enumerate(parts)
+        for h in _HOLDER.finditer(part)
+        if (h["owner"] or "").lower().strip() == owner and _same_role(part[h.end() :], role)
+    ]
+    if any(set(content_words(h["subject"])) & subject for _, h in holders):
+        return None  # the evidence gives the role to the claim's subject too
+    for i, h in holders:
+        holder = h["subject"].strip(" \n")
+        if not content_words(holder):
+            continue
+        named = any(
+            subject <= set(content_words(other)) for j, other in enumerate(parts) if j != i
+        ) or subject <= set(content_words(parts[i][h.end() :]))  # "..., while Ade Okoro led"
+        if named:  # shown as the last phrase of the subject: "Neil Armstrong"
+            return RoleClash(i, holder.rsplit(", ", 1)[-1], m["role"])
     return None
 
 

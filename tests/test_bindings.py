@@ -45,6 +45,14 @@ MOON = [
             ["Bats are the only mammals capable of true flight.", " Flying squirrels glide."],
             "Bats",
         ),
+        (  # "top", a possessive, and the claim's subject named later in the same sentence
+            "Ade Okoro was the club's top scorer with 19 league goals.",
+            [
+                "Striker Jonas Miel was the club's top scorer with 19 league goals, while"
+                " midfielder Ade Okoro led the team in assists with 11."
+            ],
+            "Striker Jonas Miel",
+        ),
     ],
 )
 def test_another_holder(claim: str, parts: list[str], holder: str) -> None:
@@ -77,6 +85,14 @@ def test_another_holder(claim: str, parts: list[str], holder: str) -> None:
         (  # a role with a word the claim's lacks: another role
             "Buzz Aldrin was the first person to walk on the Moon.",
             ["Neil Armstrong was the first American person to walk on the Moon.", *MOON[1:]],
+        ),
+        (  # another owner's role: "the team's" is not "the club's"
+            "Ade Okoro was the club's top scorer.",
+            ["Jonas Miel was the team's top scorer, while Ade Okoro led in assists."],
+        ),
+        (  # the evidence gives the role to the claim's subject too
+            "Ade Okoro was the top scorer.",
+            ["Jonas Miel was the top scorer.", " Ade Okoro was the top scorer."],
         ),
     ],
 )
