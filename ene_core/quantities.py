@@ -97,6 +97,10 @@ _unit("data", 2**20, "mib", "mebibyte", "mebibytes")
 _unit("data", 2**30, "gib", "gibibyte", "gibibytes")
 _unit("data", 2**40, "tib", "tebibyte", "tebibytes")
 _unit("money", 1, "dollar", "dollars", "usd", "euro", "euros", "eur", "pound", "pounds", "gbp")
+# temperature: base unit degrees Celsius; a scale *and an offset* (value = (n + offset) * size)
+_unit("temperature", 1, "°c", "ºc", "degrees celsius", "degrees centigrade", "degrees c")
+_unit("temperature", Fraction(5, 9), "°f", "ºf", "degrees fahrenheit", "degrees f")
+_OFFSET = {u: Fraction(-32) for u in ("°f", "ºf", "degrees fahrenheit", "degrees f")}
 _CURRENCY = {"$": "dollars", "€": "euros", "£": "sterling"}
 _CURRENCY_OF = {"eur": "euros", "pou": "sterling", "gbp": "sterling"}  # by a unit's first letters
 _UNIT_WORDS = sorted(_UNITS, key=len, reverse=True)
@@ -167,9 +171,10 @@ _UNIT_AND_HALF = r"(?:an?\s+(?P<uh_unit>hour|day|year|minute|week|month)\s+and\s
 _FREQUENCY = (
     rf"(?:(?P<freq_word>{'|'.join(re.escape(w) for w in _FREQUENCY_WORDS)})\b"
     rf"|(?:every|each)\s+(?:(?P<every_n>\d+|{_WORD_NUMBER}|other)\s+)?"
-    r"(?P<every_unit>hour|day|week|fortnight|month|year|hours|days|weeks|months|years)\b"
+    r"(?P<every_unit>hour|day|week|fortnight|month|year|decade|century"
+    r"|hours|days|weeks|months|years|decades|centuries)\b"
     rf"|(?P<times>once|twice|thrice|(?:\d+|{_WORD_NUMBER})\s+times)\s+(?:a|an|per|each|every)\s+"
-    r"(?P<times_unit>hour|day|week|fortnight|month|year)\b)"
+    r"(?P<times_unit>hour|day|week|fortnight|month|year|decade|century)\b)"
 )
 _BOUND = (
     r"(?:(?P<bound>"
@@ -296,7 +301,7 @@ def _measure(m: re.Match[str]) -> tuple[str, Fraction, str, str] | None:
         dimension, size = _UNITS[g["unit"].lower()]
         if dimension == "money":
             dimension = "money:" + _CURRENCY_OF.get(g["unit"].lower()[:3], "dollars")
-        return dimension, value * size, g["unit"], style
+        return dimension, (value + _OFFSET.get(g["unit"].lower(), 0)) * size, g["unit"], style
     if g["article"]:
         return None
     digits = g["digits"] or ""
@@ -353,7 +358,7 @@ def _format(value: Fraction, like: Quantity) -> str | None:
         size = Fraction(1, 100)
     else:
         size = _UNITS[like.unit.lower()][1] if like.unit.lower() in _UNITS else Fraction(1)
-    n = value / size
+    n = value / size - _OFFSET.get(like.unit.lower(), 0)
     if n.denominator not in (1, 2, 4, 5, 8, 10, 20, 25, 40, 50, 100, 125, 200, 250, 500, 1000):
         return None  # not a short decimal: the conversion would round
     number = f"{float(n):.3f}".rstrip("0").rstrip(".") if n.denominator != 1 else str(n)

@@ -37,6 +37,11 @@ from ene_core.testing import KeywordOracle
         ("holds no more than 40 people", "count", Fraction(40), "<="),
         ("at least 3 kg", "mass", Fraction(3), ">="),
         ("costs $1.2 million", "money:dollars", Fraction(1_200_000), ""),
+        ("a booster once a decade", "frequency", Fraction(7305, 2), ""),
+        ("a booster every ten years", "frequency", Fraction(7305, 2), ""),
+        ("water boils at 212°F", "temperature", Fraction(100), ""),
+        ("about 98.6 degrees Fahrenheit", "temperature", Fraction(37), "~"),
+        ("under 4 °C", "temperature", Fraction(4), "<"),
     ],
 )
 def test_reads_the_amount(text: str, dimension: str, value: Fraction, bound: str) -> None:
@@ -121,6 +126,16 @@ def test_no_amount(text: str) -> None:
             "Sound travels at 343 m/s.",
             "Sound travels at 343 metres per second.",
             "Sound travels at 343 m/s.",
+        ),
+        (  # temperatures: the same one in the other scale (an offset, not only a factor)
+            "Pure water boils at 100 °C at sea level.",
+            "At sea level, pure water boils at 212°F.",
+            "Pure water boils at 212°F at sea level.",
+        ),
+        (  # a different temperature stays as written
+            "It boils at 100 °C.",
+            "It boils at 90 degrees Fahrenheit.",
+            "It boils at 100 °C.",
         ),
         (  # different counts stay as written
             "The choir has 30 singers.",
