@@ -145,6 +145,8 @@ _BOUNDS = {
     "around": "~",
     "approximately": "~",
     "roughly": "~",
+    "nearly": "~",
+    "almost": "~",
     "some": "~",
 }
 
@@ -166,8 +168,12 @@ _SHARE = (
     r"|(?P<bare_half>half)\b(?!\s+an?\s)"
     r"|(?P<percent_n>\d+(?:\.\d+)?|" + _WORD_NUMBER + r")\s*(?:%|\s+percent\b|\s+per\s+cent\b))"
 )
-_HALF_UNIT = r"(?P<half_of>half\s+an?\s+(?P<half_unit>hour|day|year|minute|week|month|century))\b"
-_UNIT_AND_HALF = r"(?:an?\s+(?P<uh_unit>hour|day|year|minute|week|month)\s+and\s+a\s+half)\b"
+_HALF_UNIT = (
+    r"(?P<half_of>half\s+an?\s+(?P<half_unit>hour|day|year|minute|week|month|decade|century))\b"
+)
+_UNIT_AND_HALF = (
+    r"(?:an?\s+(?P<uh_unit>hour|day|year|minute|week|month|decade|century)\s+and\s+a\s+half)\b"
+)
 _FREQUENCY = (
     rf"(?:(?P<freq_word>{'|'.join(re.escape(w) for w in _FREQUENCY_WORDS)})\b"
     rf"|(?:every|each)\s+(?:(?P<every_n>\d+|{_WORD_NUMBER}|other)\s+)?"

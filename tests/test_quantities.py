@@ -42,6 +42,8 @@ from ene_core.testing import KeywordOracle
         ("water boils at 212°F", "temperature", Fraction(100), ""),
         ("about 98.6 degrees Fahrenheit", "temperature", Fraction(37), "~"),
         ("under 4 °C", "temperature", Fraction(4), "<"),
+        ("took almost 150 years", "time", Fraction(150 * 36525, 100), "~"),
+        ("nearly a century and a half", "time", Fraction(150 * 36525, 100), "~"),
     ],
 )
 def test_reads_the_amount(text: str, dimension: str, value: Fraction, bound: str) -> None:
