@@ -99,8 +99,9 @@ _unit("data", 2**40, "tib", "tebibyte", "tebibytes")
 _unit("money", 1, "dollar", "dollars", "usd", "euro", "euros", "eur", "pound", "pounds", "gbp")
 # temperature: base unit degrees Celsius; a scale *and an offset* (value = (n + offset) * size)
 _unit("temperature", 1, "°c", "ºc", "degrees celsius", "degrees centigrade", "degrees c")
-_unit("temperature", Fraction(5, 9), "°f", "ºf", "degrees fahrenheit", "degrees f")
-_OFFSET = {u: Fraction(-32) for u in ("°f", "ºf", "degrees fahrenheit", "degrees f")}
+_FAHRENHEIT = ("°f", "ºf", "degrees fahrenheit", "degrees f")
+_unit("temperature", Fraction(5, 9), *_FAHRENHEIT)
+_OFFSET = dict.fromkeys(_FAHRENHEIT, Fraction(-32))
 _CURRENCY = {"$": "dollars", "€": "euros", "£": "sterling"}
 _CURRENCY_OF = {"eur": "euros", "pou": "sterling", "gbp": "sterling"}  # by a unit's first letters
 _UNIT_WORDS = sorted(_UNITS, key=len, reverse=True)

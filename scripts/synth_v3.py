@@ -1030,9 +1030,11 @@ def _sentence(body: str) -> str:
     return body[:1].upper() + body[1:].rstrip(".") + "."
 
 
-def _told(premise: str, rng: random.Random) -> str:
-    """The premise as written, or half the time :func:`reworded` (never the claim verbatim)."""
-    return reworded(premise, rng) if rng.random() < 0.5 else premise
+def _told(premise: str, pool: Sequence[str], rng: random.Random) -> str:
+    """The premise as written, or half the time :func:`reworded` (never the claim verbatim),
+    among up to two distractors."""
+    premise = reworded(premise, rng) if rng.random() < 0.5 else premise
+    return packed([premise], pool, rng, k=2)
 
 
 def list_binding_pairs(pool: Sequence[str], rng: random.Random, src: str) -> list[Pair]:
@@ -1050,8 +1052,7 @@ def list_binding_pairs(pool: Sequence[str], rng: random.Random, src: str) -> lis
     head = fact.split("{v}")[0]
     style = rng.random()
     if style < 0.5:
-        tail = f"{', '.join(items[1:-1])}{', ' if k > 2 else ''}and {items[-1]}" if k > 1 else ""
-        body = f"{head}{items[0]}, {tail}" if k > 2 else f"{head}{items[0]} and {items[-1]}"
+        body = f"{head}{', '.join(items[:-1])}{',' if k > 2 else ''} and {items[-1]}"
     elif style < 0.8:
         body = f"{head}{items[0]}; " + "; ".join(items[1:])
     else:  # the facts in full, joined by "while"
@@ -1073,53 +1074,27 @@ def list_binding_pairs(pool: Sequence[str], rng: random.Random, src: str) -> lis
     rest = _sentence(f"{head}{' and '.join(without)}")
     out = [
         Pair(
-            packed([_told(premise, rng)], pool, rng, k=2),
-            claim(listed[i], values[i]),
-            ENTAILMENT,
-            f"{src}:list-right",
+            _told(premise, pool, rng), claim(listed[i], values[i]), ENTAILMENT, f"{src}:list-right"
         ),
         Pair(
-            packed([_told(premise, rng)], pool, rng, k=2),
-            claim(listed[j], values[j]),
-            ENTAILMENT,
-            f"{src}:list-right",
+            _told(premise, pool, rng), claim(listed[j], values[j]), ENTAILMENT, f"{src}:list-right"
         ),
         Pair(
-            packed([_told(premise, rng)], pool, rng, k=2),
+            _told(premise, pool, rng),
             claim(listed[i], values[j]),
             CONTRADICTION,
             f"{src}:list-swapped",
         ),
-        Pair(
-            packed([_told(premise, rng)], pool, rng, k=2),
-            claim(listed[j], new),
-            CONTRADICTION,
-            f"{src}:list-other",
-        ),
-        Pair(
-            packed([_told(premise, rng)], pool, rng, k=2),
-            claim(missing, values[i]),
-            NEUTRAL,
-            f"{src}:list-absent",
-        ),
+        Pair(_told(premise, pool, rng), claim(listed[j], new), CONTRADICTION, f"{src}:list-other"),
+        Pair(_told(premise, pool, rng), claim(missing, values[i]), NEUTRAL, f"{src}:list-absent"),
     ]
     if k > 2:  # the modifier dropped from the premise: its value is no longer asserted
         out.append(
-            Pair(
-                packed([_told(rest, rng)], pool, rng, k=2),
-                claim(listed[i], values[i]),
-                NEUTRAL,
-                f"{src}:list-absent",
-            )
+            Pair(_told(rest, pool, rng), claim(listed[i], values[i]), NEUTRAL, f"{src}:list-absent")
         )
     else:
         out.append(
-            Pair(
-                packed([_told(premise, rng)], pool, rng, k=2),
-                claim(missing, new),
-                NEUTRAL,
-                f"{src}:list-absent",
-            )
+            Pair(_told(premise, pool, rng), claim(missing, new), NEUTRAL, f"{src}:list-absent")
         )
     return out
 
@@ -1184,41 +1159,25 @@ def role_binding_pairs(
     only_y = f"{rng.choice(y_claims).format(x=z, y=y, **fill)} {x} {also}."
     return [
         Pair(
-            packed([_told(premise, rng)], pool, rng, k=2),
-            cx.format(x=x, y=y, **fill),
-            ENTAILMENT,
-            f"{src}:role-right",
+            _told(premise, pool, rng), cx.format(x=x, y=y, **fill), ENTAILMENT, f"{src}:role-right"
         ),
         Pair(
-            packed([_told(premise, rng)], pool, rng, k=2),
-            cy.format(x=x, y=y, **fill),
-            ENTAILMENT,
-            f"{src}:role-right",
+            _told(premise, pool, rng), cy.format(x=x, y=y, **fill), ENTAILMENT, f"{src}:role-right"
         ),
         Pair(
-            packed([_told(premise, rng)], pool, rng, k=2),
+            _told(premise, pool, rng),
             cx.format(x=y, y=x, **fill),
             CONTRADICTION,
             f"{src}:role-swapped",
         ),
         Pair(
-            packed([_told(premise, rng)], pool, rng, k=2),
+            _told(premise, pool, rng),
             cy.format(x=y, y=x, **fill),
             CONTRADICTION,
             f"{src}:role-swapped",
         ),
-        Pair(
-            packed([_told(only_y, rng)], pool, rng, k=2),
-            cx.format(x=x, y=y, **fill),
-            NEUTRAL,
-            f"{src}:role-absent",
-        ),
-        Pair(
-            packed([_told(only_y, rng)], pool, rng, k=2),
-            cx.format(x=y, y=x, **fill),
-            NEUTRAL,
-            f"{src}:role-absent",
-        ),
+        Pair(_told(only_y, pool, rng), cx.format(x=x, y=y, **fill), NEUTRAL, f"{src}:role-absent"),
+        Pair(_told(only_y, pool, rng), cx.format(x=y, y=x, **fill), NEUTRAL, f"{src}:role-absent"),
     ]
 
 
@@ -1312,8 +1271,7 @@ def scope_pairs(pool: Sequence[str], rng: random.Random, src: str) -> list[Pair]
 
     def pairs(premise: str, rows: list[tuple[str, str, str]]) -> list[Pair]:
         return [
-            Pair(packed([_told(premise, rng)], pool, rng, k=2), h, lab, f"{src}:scope-{tag}")
-            for h, lab, tag in rows
+            Pair(_told(premise, pool, rng), h, lab, f"{src}:scope-{tag}") for h, lab, tag in rows
         ]
 
     form = rng.random()
