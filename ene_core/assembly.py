@@ -26,8 +26,8 @@ class ClaimRounds:
     support-matrix rows, per claim with markers (its cited chunks entail it, its imprecise
     markers), the contexts that fed each claim's premise, for a claim not supported its
     entailment by each of them alone, the amounts its premise does not state, and the
-    comparison arithmetic settled for it (worked out), and the other holder the evidence gives its
-    unique role."""
+    comparison arithmetic settled for it (worked out), the other holder the evidence gives its
+    unique role, and the amount the evidence gives what it describes in place of its own."""
 
     baseline: dict[int, Scores]
     verdicts: dict[int, Verdict]
@@ -42,6 +42,7 @@ class ClaimRounds:
     unstated: dict[int, list[str]]
     arithmetic: dict[int, str]
     holders: dict[int, str]
+    values: dict[int, str]
 
 
 class GraphAssembly:
@@ -206,6 +207,7 @@ class GraphAssembly:
             unstated_amounts=found.unstated.get(k, []),
             arithmetic=found.arithmetic.get(k),
             other_holder=found.holders.get(k),
+            other_value=found.values.get(k),
         )
 
 

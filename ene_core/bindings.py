@@ -34,9 +34,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .grounding import Amount, amounts, same_amount
 from .premise import content_words
 
-__all__ = ["RoleClash", "other_holder", "reversed_route", "same_opening"]
+__all__ = [
+    "RoleClash",
+    "ValueClash",
+    "other_holder",
+    "other_value",
+    "reversed_route",
+    "same_opening",
+]
 
 _VERB = r"(?:is|was|are|were|became|becomes|remains|remained)"
 _UNIQUE = r"(?:first|last|only|top|\w+est|most\s+\w+|least\s+\w+)\b"
@@ -202,3 +210,139 @@ def _reversed_route(claim: str, parts: tuple[str, ...]) -> int | None:
 
 def _ends(text: str) -> frozenset[str]:
     return frozenset(content_words(text))
+
+
+@dataclass(frozen=True)
+class ValueClash:
+    """The premise part that binds the claim's ``amount`` to something else, and ``rival``: the
+    amount the part gives to what the claim describes."""
+
+    part: int
+    amount: Amount
+    rival: Amount
+
+
+# where one clause of a value list ends: "50 km/h in towns, 90 km/h on rural roads and 120 ..."
+_CLAUSE = re.compile(r"\s*(?:;|,\s|\s(?:and|while|whereas|but)\s)\s*", re.IGNORECASE)
+# a clause that goes on with the first one's subject: "…, but sold for $120,000"
+_CONTINUES = re.compile(
+    r"^(?:(?:and|but|then|yet|so|later|also|while|whereas)\s+)*(?:\w+ed|\w+ing|sold|made|won|"
+    r"grew|fell|rose|went|took|became|gave|got|had|has|have|paid|ran|reached|is|are|was|were|"
+    r"can|could|will|would|may|might|must|should)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class _Clause:
+    start: int
+    end: int
+    values: tuple[Amount, ...]  # of the claim amount's kind, left to right
+
+
+def other_value(claim: str, parts: Sequence[str]) -> ValueClash | None:
+    """The evidence sentence that states the claim's amount for one thing and another amount for
+    what the claim describes, or ``None``.
+
+    "Dinner is reimbursed up to 25 euros." against "Meals are reimbursed up to 25 euros for lunch
+    and 40 euros for dinner.": the sentence is cut into clauses, one per value ("… 25 euros for
+    lunch" | "40 euros for dinner"); a frame every clause shares ("Meals are reimbursed up to")
+    is set aside. The claim names none of the words only its value's clause has ("lunch") and
+    some that only another clause has ("dinner"): it gives dinner lunch's value. The rival is
+    that clause's value in the same place (its second value for the claim's second).
+
+    Fail-closed: ``None`` unless every sentence that states the claim's amount is such a list,
+    and the claim's words point away from its value's clause and to another one; a claim that
+    names both (or neither) is left to the model."""
+    return _other_value(claim.strip(), tuple(parts))
+
+
+@lru_cache(maxsize=1 << 14)
+def _other_value(claim: str, parts: tuple[str, ...]) -> ValueClash | None:
+    found = amounts(claim)
+    own = [a for a in found if not (a.label or a.loose)]
+    for a in own:
+        if any(q is not a and q.kind.split(":")[0] == a.kind.split(":")[0] for q in found):
+            continue  # a claim of two values of a kind may span the list: "128 or 256 GB"
+        words = _words(claim, 0, len(claim), found, a.kind.split(":")[0])
+        stating = [i for i, p in enumerate(parts) if any(same_amount(a, q) for q in amounts(p))]
+        clashes = [c for i in stating if (c := _clash(a, words, i, parts[i])) is not None]
+        if clashes and len(clashes) == len(stating):
+            return clashes[0]
+    return None
+
+
+def _clash(a: Amount, words: frozenset[str], i: int, part: str) -> ValueClash | None:
+    found = tuple(q for q in amounts(part) if not (q.label or q.loose))
+    kind = a.kind.split(":")[0]
+    clauses = _clauses(part, [q for q in found if q.kind.split(":")[0] == kind])
+    mine = [c for c in clauses if any(same_amount(a, q) for q in c.values)]
+    if len(mine) != 1:
+        return None
+    home = mine[0]
+    others = [c for c in clauses if c is not home]
+    # A frame every clause shares: the later clauses open with their value ("…, 90 km/h on
+    # rural roads and 120 km/h on motorways"), so what precedes the first value is everyone's.
+    if any(_CONTINUES.match(part[c.start : c.end]) for c in clauses[1:]):
+        return None  # one subject with several predicates, not a list of subjects
+    first = clauses[0]
+    shared = all(not content_words(part[c.start : c.values[0].start]) for c in clauses[1:])
+    start = {c: first.values[0].start if shared and c is first else c.start for c in clauses}
+    region = {c: _words(part, start[c], c.end, found, kind) for c in clauses}
+    if not all(region.values()):
+        return None  # a value without words of its own: "8 minutes and 20 seconds", "7 or 9"
+    theirs = frozenset().union(*(region[c] for c in others))
+    if not others or words & (region[home] - theirs):
+        return None  # the claim names its value's own clause (or there is no other)
+    best = max(others, key=lambda c: len(words & (region[c] - region[home])))
+    if not words & (region[best] - region[home]):
+        return None
+    place = next(n for n, q in enumerate(home.values) if same_amount(a, q))
+    return ValueClash(i, a, best.values[min(place, len(best.values) - 1)])
+
+
+def _clauses(part: str, values: Sequence[Amount]) -> list[_Clause]:
+    """``part`` cut at its clause breaks (none inside an amount), each piece with the
+    ``values`` it holds; a piece without one joins the next (the last, the one before)."""
+    if len(values) < 2:
+        return []
+    spans = [(q.start, q.end) for q in amounts(part)]
+    cuts = [
+        m
+        for m in _CLAUSE.finditer(part)
+        if not any(s < m.end() and m.start() < e for s, e in spans)
+    ]
+    bounds = [0, *(x for m in cuts for x in m.span()), len(part)]
+    pieces = [(bounds[n], bounds[n + 1]) for n in range(0, len(bounds), 2)]
+    out: list[_Clause] = []
+    pending = None
+    for s, e in pieces:
+        held = tuple(q for q in values if s <= q.start < e)
+        if pending is not None:
+            s, pending = pending, None
+        if not held:
+            pending = s
+            continue
+        out.append(_Clause(s, e, held))
+    if pending is not None and out:
+        out[-1] = _Clause(out[-1].start, len(part), out[-1].values)
+    return out if len(out) >= 2 else []
+
+
+def _words(text: str, start: int, end: int, found: Sequence[Amount], kind: str) -> frozenset[str]:
+    """The content words of ``text[start:end]`` outside its amounts, each amount of another
+    kind than ``kind`` as a token of its value ("year:2019")."""
+    inside = sorted((q for q in found if start <= q.start < end), key=lambda q: q.start)
+    kept, at = [], start
+    for q in inside:
+        kept.append(text[at : q.start])
+        at = max(at, q.end)
+    kept.append(text[at:end])
+    keys = {_key(w) for w in content_words(" ".join(kept))}
+    keys |= {f"{q.kind}:{q.value}" for q in inside if q.kind.split(":")[0] != kind}
+    return frozenset(keys)
+
+
+def _key(word: str) -> str:
+    """A word as compared across a value list: "employee" and "employees" alike."""
+    return word.rstrip("e") if len(word) > 4 else word

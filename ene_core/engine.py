@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from .arithmetic import derive
 from .batcher import MicroBatcher, Overflow
-from .bindings import other_holder, reversed_route
+from .bindings import other_holder, other_value, reversed_route
 from .citations import check_base
 from .errors import InvalidInputError
 from .graph import EvidenceNecessityGraph
@@ -163,8 +163,8 @@ class NecessityEngine(PlanRounds, PlanDriver):
 
     def _judge(self, check: Check, scores: Scores) -> Verdict:
         """The verdict on one check: the model's (:func:`~ene_core.oracle.decide`), but
-        contradicted when the premise gives the claim's unique role to another or its route the
-        other way round, the
+        contradicted when the premise gives the claim's unique role to another, its amount to
+        something else than the claim describes, or its route the other way round, the
         arithmetic's for a comparison the premise's amounts settle, never supported when the
         premise states one of the claim's amounts nowhere, and never contradicted when the claim
         computes an amount from two the premise states."""
@@ -172,9 +172,10 @@ class NecessityEngine(PlanRounds, PlanDriver):
         premise, claim = check
         if self.check_bindings and (
             other_holder(claim, premise.parts) is not None
+            or other_value(claim, premise.parts) is not None
             or reversed_route(claim, premise.parts) is not None
         ):
-            return "contradicted"  # its role held by another, its route the other way round
+            return "contradicted"  # its role or value held by another, its route reversed
         if not self.check_amounts:
             return verdict
         derived = derive(claim, premise.parts)

@@ -25,7 +25,8 @@ from .normalise import MAX_DEPTH, decode_json, json_problem
 #      older ENGs load with them empty / None)
 # 1.7: comparisons settled by arithmetic and bindings (Claim.arithmetic / other_holder,
 #      Verifier.check_bindings; older ENGs load with them None)
-SCHEMA_VERSION = "1.7"
+# 1.8: value lists (Claim.other_value; older ENGs load with it None)
+SCHEMA_VERSION = "1.8"
 
 Status = Literal["supported", "contradicted", "unsupported"]
 Classification = Literal["unsupported", "contradicted", "fragile", "joint", "robust"]
@@ -145,6 +146,15 @@ class Claim(_Model):
             "Who the evidence gives the claim's unique role to ('the first person to walk on "
             "the Moon'), as it writes them, when that is not the claim's subject: the claim is "
             "contradicted by that context. Added in schema 1.7."
+        ),
+    )
+    other_value: str | None = Field(
+        default=None,
+        description=(
+            "Contradicted claims whose amount an evidence sentence gives to something else: the "
+            "amount that sentence gives to what the claim describes, as written ('40 euros' for "
+            "'Dinner is reimbursed up to 25 euros' against '25 euros for lunch and 40 euros for "
+            "dinner'). Added in schema 1.8."
         ),
     )
 

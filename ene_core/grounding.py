@@ -256,6 +256,8 @@ def same_amount(claim: Amount, q: Amount) -> bool:
         )
     if claim.value == q.value:
         return True
+    if claim.bound == q.bound and claim.bound in ("<=", ">="):
+        return False  # two limits: "up to 200 ml" is not "100 ml or less"
     if claim.bound == "~" or q.bound == "~":
         return abs(claim.value - q.value) <= _TOLERANCE * abs(claim.value)
     if claim.bound in ("<", "<="):

@@ -87,6 +87,9 @@ _unit("time", _MONTH, "month", "months")
 _unit("time", _YEAR, "year", "years")
 _unit("time", 10 * _YEAR, "decade", "decades")
 _unit("time", 100 * _YEAR, "century", "centuries")
+_unit("volume", Fraction(1, 1000), "ml", "millilitre", "millilitres", "milliliter", "milliliters")
+_unit("volume", Fraction(1, 100), "cl", "centilitre", "centilitres", "centiliter", "centiliters")
+_unit("volume", 1, "litre", "litres", "liter", "liters")
 _unit("data", 1, "byte", "bytes")
 _unit("data", 10**3, "kb", "kilobyte", "kilobytes")
 _unit("data", 10**6, "mb", "megabyte", "megabytes")
@@ -189,9 +192,14 @@ _BOUND = (
     + r")\s+)?"
 )
 _CURRENCY_SIGN = r"(?:(?P<currency>[$€£])\s?)"
+_OR_BOUNDS = {  # after the amount: "100 ml or less", "18 or older"
+    **dict.fromkeys(("less", "fewer", "lower", "below", "under", "younger", "shorter"), "<="),
+    **dict.fromkeys(("more", "greater", "higher", "above", "over", "older", "longer"), ">="),
+}
+_OR_BOUND = rf"(?:\s+or\s+(?P<or_bound>{'|'.join(_OR_BOUNDS)}))?"
 _PATTERN = re.compile(
     rf"(?<![\w$€£.,-])(?:{_FREQUENCY}|{_BOUND}(?:{_HALF_UNIT}|{_UNIT_AND_HALF}|{_SHARE}"
-    rf"|{_CURRENCY_SIGN}?{_NUMBER}{_UNIT}?))(?![\w-]|[.,]\d)",
+    rf"|{_CURRENCY_SIGN}?{_NUMBER}{_UNIT}?{_OR_BOUND}))(?![\w-]|[.,]\d)",
     re.IGNORECASE,
 )
 
@@ -320,7 +328,7 @@ def _measure(m: re.Match[str]) -> tuple[str, Fraction, str, str] | None:
 _HINT = re.compile(
     rf"\b(?:{_W}|hundred|thousand|million|dozen|half|third|quarter|fifth|tenth|percent|once|"
     rf"twice|thrice|every|each|hour|minute|day|week|month|year|decade|centur|metre|meter|mile|"
-    rf"gram|kilo|tonne|dollar|euro|{'|'.join(_FREQUENCY_WORDS)})",
+    rf"gram|kilo|tonne|litre|liter|dollar|euro|{'|'.join(_FREQUENCY_WORDS)})",
     re.IGNORECASE,
 )
 
@@ -337,6 +345,7 @@ def quantities(text: str) -> tuple[Quantity, ...]:
             continue
         dimension, value, unit, style = measured
         bound = _BOUNDS[re.sub(r"\s+", " ", m["bound"].lower())] if m["bound"] else ""
+        bound = bound or _OR_BOUNDS.get((m["or_bound"] or "").lower(), "")
         found.append(Quantity(m.start(), m.end(), m.group(), dimension, value, bound, unit, style))
     return tuple(found)
 

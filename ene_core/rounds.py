@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from .arithmetic import Derivation, derive
 from .assembly import ClaimRounds, GraphAssembly
-from .bindings import RoleClash, other_holder, reversed_route, same_opening
+from .bindings import RoleClash, ValueClash, other_holder, other_value, reversed_route, same_opening
 from .citations import Citations, check_base, resolve
 from .claims import Segment, read_with_question, split_claims
 from .contexts import canonical_order
@@ -153,6 +153,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
         unstated = {k: self._unstated(own[k]) for k in claims}
         derived = {k: d for k in claims if (d := self._derived(own[k])) is not None}
         clashes = {k: c for k in claims if (c := self._clash(own[k])) is not None}
+        misbound = {k: v for k in claims if (v := self._misbound(own[k])) is not None}
         reversals = {k: i for k in claims if (i := self._reversal(own[k])) is not None}
         probes = [
             (k, probe, rival) for k in unsure for probe, rival in self._probes(own[k], unstated[k])
@@ -193,6 +194,8 @@ class PlanRounds(MinimalSet, GraphAssembly):
         for k in contradicted:
             if k in clashes:  # the context that gives its role to another, and any culprit
                 blame[k] = sorted({*blame[k], own[k][0].sources[clashes[k].part][0]})
+            elif k in misbound:  # the context that gives its amount to something else
+                blame[k] = [own[k][0].sources[misbound[k].part][0]]
             elif k in reversals:  # the context that gives its route the other way round
                 blame[k] = sorted({*blame[k], own[k][0].sources[reversals[k]][0]})
             elif k in derived:  # the contexts of the amounts it compares
@@ -239,6 +242,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
             {k: [a.surface for a in unstated[k]] for k in claims if unstated[k]},
             {k: d.working for k, d in derived.items()},
             {k: c.holder for k, c in clashes.items()},
+            {k: v.rival.surface for k, v in misbound.items()},
         )
 
     def _judge_all(self, checks: Sequence[Check], scores: Sequence[Scores]) -> Judged:
@@ -262,6 +266,9 @@ class PlanRounds(MinimalSet, GraphAssembly):
 
     def _clash(self, check: Check) -> RoleClash | None:
         return other_holder(check[1], check[0].parts) if self.check_bindings else None
+
+    def _misbound(self, check: Check) -> ValueClash | None:
+        return other_value(check[1], check[0].parts) if self.check_bindings else None
 
     def _derived(self, check: Check) -> Derivation | None:
         return derive(check[1], check[0].parts) if self.check_amounts else None

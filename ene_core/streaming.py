@@ -156,6 +156,7 @@ def same_verdict(streamed: Claim, final: Claim) -> bool:
         "unstated_amounts",
         "arithmetic",
         "other_holder",
+        "other_value",
     )
     if streamed.cited:
         fields += ("citation_supported", "citations_unneeded", "citations_missing")

@@ -428,6 +428,10 @@ class NecessitySpanRecorder:
                 event["ene.claim.role_held_by_another"] = True
                 if self.capture_content:
                     event["ene.claim.other_holder"] = truncate(claim.other_holder, cut)
+            if claim.other_value is not None:  # the evidence gives its amount to something else
+                event["ene.claim.value_held_by_another"] = True
+                if self.capture_content:
+                    event["ene.claim.other_value"] = truncate(claim.other_value, cut)
             if claim.citation_supported is not None:  # markers as written in the answer
                 cap = self.max_list_items
                 event["ene.claim.citation_supported"] = claim.citation_supported

@@ -55,6 +55,10 @@ from ene_core.testing import KeywordOracle
         ("It costs 30 euros a month.", "It costs 30 euros per month."),
         ("It costs 30 euros.", "It costs 30 euros per year."),  # no period in the claim
         ("The plan costs 4.90 euros a month.", "The plan: 4.90 euros per month, 25 days a year."),
+        ("Containers hold up to 100 ml.", "Containers of 100 ml or less are allowed."),
+        ("Members must be 18 or older.", "Members must be at least 18."),
+        ("Drink 2 litres a day.", "Drink 2,000 ml a day."),
+        ("The hall holds up to 40 people.", "The hall holds 35 people."),  # a bound, a value
     ],
 )
 def test_stated(claim: str, premise: str) -> None:
@@ -107,6 +111,13 @@ def test_stated(claim: str, premise: str) -> None:
             ["93 million km"],
             "93 million miles",
         ),
+        (  # two limits: the same thing, one value
+            "Containers of up to 200 ml are allowed.",
+            "Containers must hold 100 ml or less.",
+            ["up to 200 ml"],
+            "100 ml or less",
+        ),
+        ("You must be at least 18.", "You must be 21 or older.", ["at least 18"], "21 or older"),
     ],
 )
 def test_unstated_and_rival(claim: str, premise: str, missing: list[str], rival: str) -> None:

@@ -419,6 +419,8 @@ def render(eng: EvidenceNecessityGraph) -> str:
             lines.append(f"  {' ' * len(number)} worked out: {claim.arithmetic}")
         if claim.other_holder is not None:
             lines.append(f"  {' ' * len(number)} the evidence gives it to: {claim.other_holder}")
+        if claim.other_value is not None:
+            lines.append(f"  {' ' * len(number)} the evidence gives instead: {claim.other_value}")
     for ctx in eng.contexts:
         mark = "used" if ctx.used else "UNUSED"
         preview = ctx.text[:70].replace("\n", " ")

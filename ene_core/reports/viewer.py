@@ -183,6 +183,8 @@ def _claim_title(claim: Claim) -> str:
         read += f"; worked out: {claim.arithmetic}"
     if claim.other_holder is not None:
         read += f"; the evidence gives it to: {claim.other_holder}"
+    if claim.other_value is not None:
+        read += f"; the evidence gives instead: {claim.other_value}"
     if claim.status == "contradicted":
         by = ", ".join(f"#{i + 1}" for i in claim.contradicted_by) or "-"
         p = f"{claim.p_contra:.2f}" if claim.p_contra is not None else "-"
@@ -380,6 +382,9 @@ def _verdicts(eng: EvidenceNecessityGraph) -> str:
         if claim.other_holder is not None:
             holder = esc(claim.other_holder)
             read += f' <span class="read">the evidence gives it to: <q>{holder}</q></span>'
+        if claim.other_value is not None:
+            value = esc(claim.other_value)
+            read += f' <span class="read">the evidence gives instead: <q>{value}</q></span>'
 
         rows.append(
             f'<li data-key="{_ckey(claim.index)}" data-links="{_claim_links(claim)}">'

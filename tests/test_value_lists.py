@@ -1,0 +1,158 @@
+"""Value lists (ene_core.bindings.other_value): a claim that gives one thing the value an
+evidence sentence gives another; and the engine's use of it."""
+
+from __future__ import annotations
+
+import pytest
+from engine_views import as_older, claim_events, claim_of, streamed_and_whole
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ene_core import NecessityEngine
+from ene_core.bindings import other_value
+from ene_core.testing import KeywordOracle
+
+MEALS = "Meal expenses are reimbursed up to 25 euros for lunch and 40 euros for dinner."
+SPEEDS = (
+    "In Velland the speed limit is 50 km/h in built-up areas, 90 km/h on rural roads and"
+    " 120 km/h on motorways."
+)
+PLANS = "The Basic plan costs 3.99 per month for 50 pages; the Plus plan costs 7.99 for 150 pages."
+NOTICE = (
+    "After probation, the notice period is one month for the employee and three months for the"
+    " employer."
+)
+STAFF = "The company had 200 employees in 2019 and 350 in 2023."
+
+
+@pytest.mark.parametrize(
+    ("claim", "parts", "said", "instead"),
+    [
+        ("Dinner is reimbursed up to 25 euros.", [MEALS], "up to 25 euros", "40 euros"),
+        ("Rural roads have a speed limit of 120 km/h.", [SPEEDS], "120 km", "90 km"),
+        ("The Basic plan includes 150 pages a month.", [PLANS], "150", "50"),  # its place
+        ("Employees have to give three months' notice.", [NOTICE], "three months", "one month"),
+        ("The company had 200 employees in 2023.", [STAFF], "2023", "2019"),  # by its other value
+        (  # among other sentences, in a sentence of its own
+            "Dinner is reimbursed up to 25 euros.",
+            ["Claims are due within 60 days.", MEALS],
+            "up to 25 euros",
+            "40 euros",
+        ),
+    ],
+)
+def test_a_value_given_to_another(claim: str, parts: list[str], said: str, instead: str) -> None:
+    found = other_value(claim, parts)
+    assert found is not None
+    assert (found.part, found.amount.surface, found.rival.surface) == (
+        len(parts) - 1,
+        said,
+        instead,
+    )
+
+
+@pytest.mark.parametrize(
+    ("claim", "parts"),
+    [
+        ("Lunch is reimbursed up to 25 euros.", [MEALS]),  # the right binding
+        ("Meals are reimbursed up to 25 euros.", [MEALS]),  # names neither: the model's call
+        ("The speed limit on motorways is 120 km/h.", [SPEEDS]),
+        ("The Plus plan includes 150 pages.", [PLANS]),
+        ("Employers have to give three months' notice.", [NOTICE]),
+        ("The company had 350 employees in 2023.", [STAFF]),
+        ("Lunch costs 25 euros and dinner 40 euros.", [MEALS]),  # two values: the whole list
+        ("Dinner is reimbursed up to 25 euros.", [MEALS, "Dinner is paid up to 25 euros."]),
+        ("Dinner is reimbursed up to 60 euros.", [MEALS]),  # unstated: the amount check's
+        (  # a compound amount, not a list
+            "Light reaches the Earth in about 8 minutes.",
+            ["Sunlight takes about 8 minutes and 20 seconds to reach the Earth."],
+        ),
+        ("Adults need 7 hours of sleep.", ["Most adults need between 7 and 9 hours of sleep."]),
+        (  # alternatives name one thing
+            "The phone comes with 128 GB of storage.",
+            ["The phone comes with 128 GB or 256 GB of storage."],
+        ),
+        (  # one subject, two predicates: "fetched" is "sold", not "estimated"
+            "The brooch fetched $120,000.",
+            ["The brooch had been estimated to fetch $20,000, but sold for $120,000."],
+        ),
+        ("Dinner is reimbursed up to 40 euros.", ["Dinner is reimbursed up to 40 euros."]),
+    ],
+)
+def test_no_value_given_to_another(claim: str, parts: list[str]) -> None:
+    assert other_value(claim, parts) is None
+
+
+THINGS = ["lunch", "dinner", "parking", "taxis", "hotels", "trains"]
+
+
+@given(
+    st.lists(st.sampled_from(THINGS), min_size=2, max_size=4, unique=True),
+    st.lists(st.integers(5, 900), min_size=4, max_size=4, unique=True),
+    st.data(),
+)
+def test_every_item_of_a_list_binds_its_own_value(
+    things: list[str], values: list[int], data: st.DataObject
+) -> None:
+    listed = [f"{v} euros for {t}" for v, t in zip(values, things, strict=False)]
+    sentence = f"The fees are {', '.join(listed[:-1])} and {listed[-1]}."
+    i = data.draw(st.integers(0, len(things) - 1))
+    j = data.draw(st.integers(0, len(things) - 1))
+    found = other_value(f"The fee for {things[i]} is {values[j]} euros.", [sentence])
+    if i == j:
+        assert found is None
+    else:
+        assert found is not None and found.rival.value == values[i]
+
+
+ANSWER = "Dinner is reimbursed up to 25 euros."
+CONTEXTS = ["Claims are due within 60 days of the trip.", MEALS]
+
+
+@pytest.mark.parametrize("order", [CONTEXTS, CONTEXTS[::-1]])
+def test_engine_contradicts_by_the_lists_context(order: list[str]) -> None:
+    blind = NecessityEngine(KeywordOracle(), check_bindings=False).evaluate(ANSWER, order)
+    assert claim_of(blind, ANSWER).status == "supported"  # every word is there
+    eng = NecessityEngine(KeywordOracle()).evaluate(ANSWER, order)
+    claim = claim_of(eng, ANSWER)
+    assert (claim.status, [order[i] for i in claim.contradicted_by], claim.other_value) == (
+        "contradicted",
+        [MEALS],
+        "40 euros",
+    )
+    right = "Lunch is reimbursed up to 25 euros."
+    good = claim_of(NecessityEngine(KeywordOracle()).evaluate(right, order), right)
+    assert (good.status, good.other_value, [order[i] for i in good.necessary]) == (
+        "supported",
+        None,
+        [MEALS],
+    )
+
+
+def test_streamed_claims_match_the_whole_answer() -> None:
+    answer = f"{ANSWER} Lunch is reimbursed up to 25 euros."
+    streamed, whole = streamed_and_whole(NecessityEngine(KeywordOracle()), answer, CONTEXTS)
+    assert [c.model_dump() for c in streamed.claims] == [c.model_dump() for c in whole.claims]
+    assert [c.status for c in whole.claims] == ["contradicted", "supported"]
+
+
+def test_an_older_eng_loads_without_the_field() -> None:
+    eng = NecessityEngine(KeywordOracle()).evaluate(ANSWER, CONTEXTS)
+    old = as_older(eng, "1.7", [], ["other_value"])
+    assert old.claims[0].other_value is None and old.schema_version == "1.7"
+
+
+def test_viewer_trace_and_cli_show_the_other_value(capsys: pytest.CaptureFixture[str]) -> None:
+    from ene_core.cli import main
+    from ene_core.reports.viewer import render_html
+
+    engine = NecessityEngine(KeywordOracle())
+    page = render_html([engine.evaluate(ANSWER, CONTEXTS)])
+    assert "the evidence gives instead: <q>40 euros</q>" in page
+    assert "the evidence gives instead: 40 euros" in page
+    plain, content = claim_events(engine, ANSWER, CONTEXTS)
+    assert plain["ene.claim.value_held_by_another"] is True and "ene.claim.other_value" not in plain
+    assert content["ene.claim.other_value"] == "40 euros"
+    argv = ["evaluate", "--oracle", "keyword", "--answer", ANSWER]
+    assert main([*argv, *(x for c in CONTEXTS for x in ("--context", c))]) == 0
+    assert "the evidence gives instead: 40 euros" in capsys.readouterr().out
