@@ -42,6 +42,7 @@ __all__ = [
     "ValueClash",
     "other_holder",
     "other_value",
+    "own_clause",
     "reversed_route",
     "same_opening",
 ]
@@ -148,11 +149,21 @@ _AUX = frozenset(
 
 def same_opening(parts: Sequence[str], claim: str) -> list[int]:
     """Indices of the premise ``parts`` that open with the claim's words past its verb (an
-    auxiliary or a word in "-ed") and through at least half of them, then end otherwise: "Jonas
-    Ek directed the orchestra in Uppsala." for "Jonas Ek directed the orchestra in Malmo.", not
-    "Princeton High School was founded in 1867." for "Princeton High School was enlarged."."""
+    auxiliary, a word in "-ed", or one in "-s" before a preposition: "runs to") and through at
+    least half of them, then end otherwise: "Jonas Ek directed the orchestra in Uppsala." for
+    "Jonas Ek directed the orchestra in Malmo.", not "Princeton High School was founded in
+    1867." for "Princeton High School was enlarged."."""
     words = [_fold(w) for w in claim.split()]
-    verb = next((i for i, w in enumerate(words) if w in _AUX or w.endswith("ed")), None)
+    verb = next(
+        (
+            i
+            for i, w in enumerate(words)
+            if w in _AUX
+            or w.endswith("ed")
+            or (i and w.endswith("s") and words[i + 1 : i + 2] and words[i + 1] in _PREPOSITIONS)
+        ),
+        None,
+    )
     if verb is None:
         return []
     out = []
@@ -164,6 +175,19 @@ def same_opening(parts: Sequence[str], claim: str) -> list[int]:
         if verb + 1 < n < len(words) and 2 * n >= len(words):
             out.append(i)
     return out
+
+
+_PREPOSITIONS = frozenset({"to", "in", "into", "from", "on", "at", "through", "via", "for", "with"})
+# where a sentence turns to another subject: "The blue line runs to the harbour, while the green
+# line runs to the airport."
+_TURN = re.compile(r",?\s+(?:while|whereas)\s", re.IGNORECASE)
+
+
+def own_clause(part: str) -> str:
+    """``part`` up to where it turns to another subject ("…, while …"), for reading the clause
+    that opens like a claim alone."""
+    m = _TURN.search(part)
+    return part[: m.start()].rstrip() + "." if m else part
 
 
 def _fold(word: str) -> str:

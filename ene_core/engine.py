@@ -29,6 +29,7 @@ from .errors import InvalidInputError
 from .graph import EvidenceNecessityGraph
 from .grounding import computed, unstated
 from .oracle import Scores, SupportOracle, Verdict, decide
+from .polarity import flipped
 from .premise import PremisePacker
 from .request import Request, build_all, run_built
 from .rounds import PlanRounds
@@ -164,7 +165,8 @@ class NecessityEngine(PlanRounds, PlanDriver):
     def _judge(self, check: Check, scores: Scores) -> Verdict:
         """The verdict on one check: the model's (:func:`~ene_core.oracle.decide`), but
         contradicted when the premise gives the claim's unique role to another, its amount to
-        something else than the claim describes, or its route the other way round, the
+        something else than the claim describes, its route the other way round, or says it with
+        its negation taken away or added, the
         arithmetic's for a comparison the premise's amounts settle, never supported when the
         premise states one of the claim's amounts nowhere, and never contradicted when the claim
         computes an amount from two the premise states."""
@@ -174,8 +176,9 @@ class NecessityEngine(PlanRounds, PlanDriver):
             other_holder(claim, premise.parts) is not None
             or other_value(claim, premise.parts) is not None
             or reversed_route(claim, premise.parts) is not None
+            or flipped(claim, premise.parts) is not None
         ):
-            return "contradicted"  # its role or value held by another, its route reversed
+            return "contradicted"  # role or value held by another, route reversed, negation
         if not self.check_amounts:
             return verdict
         derived = derive(claim, premise.parts)

@@ -29,6 +29,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from . import polarity
 from .claims import split_sentences
 from .quantities import align
 
@@ -298,6 +299,7 @@ class EvidenceIndex:
         for s in chosen:
             separator = "" if not parts else " " if s.context == previous else "\n"
             text = align(s.text, claim) if self.packer.align_quantities else s.text
+            text = polarity.align(text, claim) if self.packer.align_negation else text
             parts.append(separator + text)
             previous = s.context
         sources = tuple((s.context, s.position) for s in chosen)
@@ -330,6 +332,7 @@ class PremisePacker:
     max_words: int = 220
     max_sentence_words: int = 80
     align_quantities: bool = True  # amounts in the claim's words (ene_core.quantities)
+    align_negation: bool = True  # "unsigned" as "not signed" for its claim (ene_core.polarity)
 
     def index(self, contexts: Sequence[str]) -> EvidenceIndex:
         """The index of ``contexts``: the same object for the same texts and settings while it
@@ -346,6 +349,8 @@ class PremisePacker:
         }
         if self.align_quantities:
             described["quantities"] = "aligned"
+        if self.align_negation:
+            described["negation"] = "aligned"
         return described
 
 

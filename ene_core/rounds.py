@@ -14,13 +14,22 @@ from typing import NamedTuple
 
 from .arithmetic import Derivation, derive
 from .assembly import ClaimRounds, GraphAssembly
-from .bindings import RoleClash, ValueClash, other_holder, other_value, reversed_route, same_opening
+from .bindings import (
+    RoleClash,
+    ValueClash,
+    other_holder,
+    other_value,
+    own_clause,
+    reversed_route,
+    same_opening,
+)
 from .citations import Citations, check_base, resolve
 from .claims import Segment, read_with_question, split_claims
 from .contexts import canonical_order
 from .grounding import Amount, holding, rivals, substitute, unstated
 from .minimal_set import MinimalSet
 from .oracle import Scores, Verdict
+from .polarity import flipped
 from .premise import EvidenceIndex, Premise
 from .request import ClaimsRequest, Request
 from .scoring import Check, Plan, _Tally
@@ -155,6 +164,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
         clashes = {k: c for k in claims if (c := self._clash(own[k])) is not None}
         misbound = {k: v for k in claims if (v := self._misbound(own[k])) is not None}
         reversals = {k: i for k in claims if (i := self._reversal(own[k])) is not None}
+        flips = {k: i for k in claims if (i := self._flip(own[k])) is not None}
         probes = [
             (k, probe, rival) for k in unsure for probe, rival in self._probes(own[k], unstated[k])
         ]
@@ -198,6 +208,8 @@ class PlanRounds(MinimalSet, GraphAssembly):
                 blame[k] = [own[k][0].sources[misbound[k].part][0]]
             elif k in reversals:  # the context that gives its route the other way round
                 blame[k] = sorted({*blame[k], own[k][0].sources[reversals[k]][0]})
+            elif k in flips:  # the context that says it with the negation taken away or added
+                blame[k] = [own[k][0].sources[flips[k]][0]]
             elif k in derived:  # the contexts of the amounts it compares
                 blame[k] = sorted({own[k][0].sources[i][0] for i in derived[k].parts})
             if not blame[k]:
@@ -257,12 +269,15 @@ class PlanRounds(MinimalSet, GraphAssembly):
         premise, claim = check
         parts = [p.strip() for p in premise.parts]
         return [
-            Premise(parts[i], (premise.sources[i],), (parts[i],))
+            Premise(own_clause(parts[i]), (premise.sources[i],), (own_clause(parts[i]),))
             for i in same_opening(parts, claim)
         ]
 
     def _reversal(self, check: Check) -> int | None:
         return reversed_route(check[1], check[0].parts) if self.check_bindings else None
+
+    def _flip(self, check: Check) -> int | None:
+        return flipped(check[1], check[0].parts) if self.check_bindings else None
 
     def _clash(self, check: Check) -> RoleClash | None:
         return other_holder(check[1], check[0].parts) if self.check_bindings else None

@@ -67,6 +67,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "grounding",
                 "arithmetic",
                 "bindings",
+                "polarity",
                 "premise",
                 "encoding",
                 "oracle",

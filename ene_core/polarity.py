@@ -1,0 +1,206 @@
+"""Negation the evidence writes another way, or not at all.
+
+A small NLI model reads "The painting is unsigned." as unrelated to "The painting was not signed
+by the artist." (0.24 entailment with v3), and "Installing the firmware update is optional." as
+entailing "The firmware update is not optional." (0.63): every word is there.
+
+:func:`align` writes a privative word of an evidence sentence in the claim's words: "unsigned"
+reads "not signed" where the claim says "not signed" (not "never signed"), "not available" reads
+"unavailable" where the claim says "unavailable". The prefix must join exactly the claim's word
+(un-, in-, im-, il-, ir-, dis-, non-), so the rewrite keeps the sentence's meaning.
+
+:func:`flipped` finds an evidence sentence that says the claim with its negation taken away or
+added: the claim's words in order, every one of them, with "not" (or "never", "no", "n't") on
+one side only. The engine then calls the claim contradicted by that sentence's context.
+Fail-closed: a sentence with a hedge ("may", "reportedly", "if") or "only", or a negation outside
+the claim's words, is left to the model. Deterministic and offline.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+__all__ = ["align", "flipped"]
+
+_TOKEN = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*|n't", re.IGNORECASE)
+_NEGATION = frozenset({"not", "never", "no", "n't", "cannot"})
+_DO = frozenset({"do", "does", "did"})
+_BE = frozenset({"is", "are", "was", "were", "be", "been", "being", "am", "'s"})
+_HAVE = frozenset({"has", "have", "had"})
+_HEDGE = frozenset(
+    {
+        "may",
+        "might",
+        "could",
+        "if",
+        "whether",
+        "unless",
+        "reportedly",
+        "allegedly",
+        "rumoured",
+        "rumored",
+        "supposedly",
+        "claimed",
+        "claims",
+        "said",
+        "believed",
+        "only",
+        "neither",
+        "nor",
+    }
+)
+_PREFIXES = ("non-", "non", "un", "in", "im", "il", "ir", "dis")
+# in-, im-, il-, ir- and dis- negate adjectives ("inaccurate", "illegal", "dishonest"); on other
+# words they are no negation ("inform", "install", "discover")
+_ADJECTIVE = re.compile(r"(?:able|ible|ed|ent|ant|al|ar|ate|ive|ous|ct|est|ete|ful)$")
+_NEGATED_WORD = re.compile(  # "never" is no "not" to a small model: left as it is
+    r"(?:\bnot|n't)\s+(?:(?:be|been|being|get|got|gotten|become|remain)\s+)?"
+    r"(?P<word>[a-z]{4,})\b",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)?")
+_REPLY = re.compile(r"^\W*(?:no|yes)\b\W", re.IGNORECASE)  # "No, but violet is ..."
+_SLACK = 2  # words the sentence may have between the claim's (also counting its "do")
+
+
+def align(sentence: str, claim: str) -> str:
+    """``sentence`` with each privative word written as the claim writes it: "unsigned" as "not
+    signed" for a claim that says "not signed" (or "wasn't signed"), "not signed" as "unsigned"
+    for one that says "unsigned"."""
+    return _align(sentence, claim)
+
+
+@lru_cache(maxsize=1 << 14)
+def _align(sentence: str, claim: str) -> str:
+    negated = {m["word"].lower() for m in _NEGATED_WORD.finditer(claim)}
+    privative = {
+        w.lower(): base
+        for w in _WORD.findall(claim)
+        if (base := _base(w.lower(), frozenset(t.lower() for t in _WORD.findall(sentence))))
+    }
+    if negated:
+
+        def as_not(m: re.Match[str]) -> str:
+            word = m.group()
+            base = next((b for b in negated if _joins(word.lower(), b)), None)
+            return word if base is None else f"not {word[len(word) - len(base) :]}"
+
+        sentence = _WORD.sub(as_not, sentence)
+    for word, base in privative.items():
+        sentence = re.sub(
+            rf"\bnot\s+{re.escape(base)}\b", word, sentence, count=0, flags=re.IGNORECASE
+        )
+    return sentence
+
+
+def _joins(word: str, base: str) -> bool:
+    """Whether ``word`` is ``base`` with a privative prefix: "unsigned" of "signed"."""
+    return any(word == p + base and _negates(p, base) for p in _PREFIXES)
+
+
+def _negates(prefix: str, base: str) -> bool:
+    if prefix in ("un", "non", "non-"):
+        return len(base) >= 4
+    return len(base) >= 5 and bool(_ADJECTIVE.search(base))
+
+
+def _base(word: str, others: frozenset[str]) -> str | None:
+    """The word ``word`` negates by its prefix when the sentence says "not <it>", else None."""
+    for p in _PREFIXES:
+        if word.startswith(p) and (base := word[len(p) :]) in others and _negates(p, base):
+            return base
+    return None
+
+
+def flipped(claim: str, parts: Sequence[str]) -> int | None:
+    """The index of the first premise part that says ``claim`` with its negation taken away or
+    added (see the module docstring), or ``None``."""
+    return _flipped(claim, tuple(parts))
+
+
+@lru_cache(maxsize=1 << 14)
+def _flipped(claim: str, parts: tuple[str, ...]) -> int | None:
+    mine = _tokens(claim)
+    if not mine or _HEDGE & {t for t, _ in mine} or _REPLY.match(claim):
+        return None
+    for i, part in enumerate(parts):
+        theirs = _tokens(part)
+        if _HEDGE & {t for t, _ in theirs}:
+            continue
+        if _negations(mine) + _negations(theirs) != 1:
+            continue  # one side negates, once
+        if _says(_plain(mine), _plain(theirs), theirs):
+            return i
+    return None
+
+
+def _tokens(text: str) -> list[tuple[str, str]]:
+    """``(token, key)`` pairs: the lower-cased token and what it is compared as."""
+    out = []
+    for t in _TOKEN.findall(text.replace("\u2019", "'")):
+        t = t.lower()
+        if t.endswith("n't") and t != "n't":
+            stem = {"won't": "will", "can't": "can", "shan't": "shall"}.get(t, t[:-3])
+            out += [(stem, _key(stem)), ("n't", "not")]
+        elif t == "cannot":
+            out += [("can", "can"), ("not", "not")]
+        else:
+            out.append((t, _key(t)))
+    return out
+
+
+def _key(token: str) -> str:
+    if token in _BE:
+        return "be"
+    if token in _HAVE:
+        return "have"
+    for suffix in ("ing", "ed", "es", "s"):
+        if token.endswith(suffix) and len(token) - len(suffix) >= 3:
+            token = token[: -len(suffix)]
+            break
+    return token.rstrip("e")
+
+
+def _negations(tokens: list[tuple[str, str]]) -> int:
+    """The negations of ``tokens``; 2 (no flip) for one in a contrast: "but not", "little or
+    no", "not X but Y"."""
+    found = [n for n, (t, _) in enumerate(tokens) if t in _NEGATION]
+    for n in found:
+        if n and tokens[n - 1][0] in ("but", "or", "and"):
+            return 2
+        if any(t == "but" for t, _ in tokens[n + 1 :]):
+            return 2
+    return len(found)
+
+
+def _plain(tokens: list[tuple[str, str]]) -> list[tuple[int, str]]:
+    """The keys without the negation and its "do" (``(position, key)``)."""
+    out = []
+    for n, (t, key) in enumerate(tokens):
+        if t in _NEGATION:
+            continue
+        if t in _DO and n + 1 < len(tokens) and tokens[n + 1][0] in _NEGATION:
+            continue
+        out.append((n, key))
+    return out
+
+
+def _says(mine: list[tuple[int, str]], theirs: list[tuple[int, str]], raw: list) -> bool:
+    """Whether the claim's keys occur in order in the sentence's, the sentence's negation (if
+    it has one) falling between the first and the last of them."""
+    if len(mine) < 2:
+        return False
+    at, matched = 0, []
+    for _, key in mine:
+        while at < len(theirs) and theirs[at][1] != key:
+            at += 1
+        if at == len(theirs):
+            return False
+        matched.append(theirs[at][0])
+        at += 1
+    negation = [n for n, (t, _) in enumerate(raw) if t in _NEGATION]
+    if matched[-1] - matched[0] + 1 > len(mine) + len(negation) + _SLACK:
+        return False  # the claim's words spread over the sentence: another statement
+    return all(matched[0] < n < matched[-1] for n in negation)

@@ -1,0 +1,121 @@
+"""Negation written another way or not at all (ene_core.polarity), a clause that opens like the
+claim read alone (ene_core.bindings.own_clause), and the engine's use of them."""
+
+from __future__ import annotations
+
+import pytest
+from engine_views import claim_of
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ene_core import NecessityEngine
+from ene_core.bindings import own_clause
+from ene_core.polarity import align, flipped
+from ene_core.premise import PremisePacker
+from ene_core.testing import KeywordOracle
+
+
+@pytest.mark.parametrize(
+    ("sentence", "claim", "aligned"),
+    [
+        (
+            "The painting is unsigned.",
+            "The painting was not signed.",
+            "The painting is not signed.",
+        ),
+        ("It is impassable in winter.", "It is not passable.", "It is not passable in winter."),
+        ("This is illegal.", "This isn't legal.", "This is not legal."),
+        ("The room is not available.", "The room is unavailable.", "The room is unavailable."),
+        ("Results were inaccurate.", "Results are not accurate.", "Results were not accurate."),
+        # no privative: the prefix does not join the claim's word, or joins no adjective
+        ("Doctors inform patients.", "Doctors do not form opinions.", "Doctors inform patients."),
+        ("They install it.", "They did not stall.", "They install it."),
+        ("The diary is untranslated.", "It was never translated.", "The diary is untranslated."),
+        ("The room is available.", "The room is unavailable.", "The room is available."),
+    ],
+)
+def test_align(sentence: str, claim: str, aligned: str) -> None:
+    assert align(sentence, claim) == aligned
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence"),
+    [
+        ("The firmware update is not optional.", "Installing the firmware update is optional."),
+        ("The firmware update is optional.", "Installing the firmware update is not optional."),
+        ("The Gold card doesn't charge fees.", "The Gold card charges fees."),
+        ("He did not finish the race.", "In 2003, he finished the race."),
+        ("There is no entrance fee.", "There is an entrance fee for adults."),
+        ("The bridge cannot carry trucks.", "The bridge can carry trucks."),
+    ],
+)
+def test_flipped(claim: str, sentence: str) -> None:
+    assert flipped(claim, ["Unrelated words here.", sentence]) == 1
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence"),
+    [
+        ("He did not finish the race.", "In 2003, he did not finish the race."),  # same polarity
+        ("The update may not be optional.", "The update is optional."),  # a hedge
+        ("The drug is not approved for children.", "The drug is approved for adults only."),
+        ("Tickets are not refundable after 24 hours.", "Tickets are refundable within 24 hours."),
+        ("The museum is not open.", "The museum is closed, but the park is open daily."),
+        (
+            "The senator did not vote on the bill.",
+            "The senator abstained from the vote on the bill.",
+        ),
+        ("He was crowned King.", "He was proclaimed, but never crowned, King."),  # a contrast
+        ("Plants with little woody growth.", "Plants with little or no woody growth."),
+        ("No, the sky is blue.", "The sky is blue."),  # a reply, not a negation
+        ("The pass is open all year.", "The pass is never closed, even in winter."),
+    ],
+)
+def test_not_flipped(claim: str, sentence: str) -> None:
+    assert flipped(claim, [sentence]) is None
+
+
+WORDS = st.sampled_from(["museum", "gallery", "park", "opens", "early", "daily", "free", "late"])
+
+
+@given(st.lists(WORDS, min_size=2, max_size=6))
+def test_a_statement_and_its_negation_flip_each_other(words: list[str]) -> None:
+    said = "The " + " ".join(words) + " is open."
+    negated = "The " + " ".join(words) + " is not open."
+    assert flipped(said, [negated]) == 0 and flipped(negated, [said]) == 0
+    assert flipped(said, [said]) is None and flipped(negated, [negated]) is None
+
+
+def test_own_clause() -> None:
+    assert (
+        own_clause("The blue line runs to the harbour, while the green line runs to the airport.")
+        == "The blue line runs to the harbour."
+    )
+    assert own_clause("The line runs to the harbour and on to the airport.") == (
+        "The line runs to the harbour and on to the airport."
+    )
+
+
+def test_engine_contradicts_a_flipped_claim_by_its_context_in_any_order() -> None:
+    answer = "The firmware update is not optional."
+    contexts = ["Updates ship monthly.", "Installing the firmware update is optional."]
+    blind = NecessityEngine(KeywordOracle(), check_bindings=False).evaluate(answer, contexts)
+    assert claim_of(blind, answer).status == "supported"  # every word is there
+    for order in (contexts, contexts[::-1]):
+        claim = claim_of(NecessityEngine(KeywordOracle()).evaluate(answer, order), answer)
+        assert (claim.status, [order[i] for i in claim.contradicted_by]) == (
+            "contradicted",
+            [contexts[1]],
+        )
+
+
+def test_the_packer_aligns_negation_and_says_so() -> None:
+    claim = "The painting was not signed by the artist."
+    index = PremisePacker().index(["The painting is unsigned."])
+    assert index.premise(claim).text == "The painting is not signed."
+    assert PremisePacker().describe()["negation"] == "aligned"
+    off = PremisePacker(align_negation=False)
+    assert (
+        off.index(["The painting is unsigned."]).premise(claim).text == "The painting is unsigned."
+    )
+    assert "negation" not in off.describe()
