@@ -347,7 +347,35 @@ def quantities(text: str) -> tuple[Quantity, ...]:
         bound = _BOUNDS[re.sub(r"\s+", " ", m["bound"].lower())] if m["bound"] else ""
         bound = bound or _OR_BOUNDS.get((m["or_bound"] or "").lower(), "")
         found.append(Quantity(m.start(), m.end(), m.group(), dimension, value, bound, unit, style))
-    return tuple(found)
+    return tuple(_compounds(text, found))
+
+
+_JOIN = re.compile(r",?\s+(?:and\s+)?|\s*,\s*")
+
+
+def _compounds(text: str, found: list[Quantity]) -> list[Quantity]:
+    """``found`` with each duration written in two units joined: "8 minutes and 20 seconds" is
+    one amount of 500 seconds (the second unit smaller, its amount less than one of the first)."""
+    out: list[Quantity] = []
+    for q in found:
+        p = out[-1] if out else None
+        if (
+            p is not None
+            and p.dimension == q.dimension == "time"
+            and p.unit
+            and q.unit
+            and not q.bound
+            and _JOIN.fullmatch(text, p.end, q.start)
+        ):
+            big, small = _UNITS[p.unit.lower()][1], _UNITS[q.unit.lower()][1]
+            if small < big and q.value < big:
+                out[-1] = Quantity(
+                    p.start, q.end, text[p.start : q.end], "time", p.value + q.value, p.bound,
+                    q.unit, p.style,
+                )  # fmt: skip
+                continue
+        out.append(q)
+    return out
 
 
 _ABBREVIATIONS = {  # unit words with no plural form

@@ -44,6 +44,11 @@ from ene_core.testing import KeywordOracle
         ("under 4 °C", "temperature", Fraction(4), "<"),
         ("took almost 150 years", "time", Fraction(150 * 36525, 100), "~"),
         ("nearly a century and a half", "time", Fraction(150 * 36525, 100), "~"),
+        ("about 8 minutes and 20 seconds", "time", Fraction(500, 86400), "~"),
+        ("2 hours, 15 minutes", "time", Fraction(135, 1440), ""),
+        ("jailed for 2 years and 6 months", "time", Fraction(5 * 36525, 200), ""),
+        ("containers of 100 ml or less", "volume", Fraction(1, 10), "<="),
+        ("aged 18 or older", "count", Fraction(18), ">="),
     ],
 )
 def test_reads_the_amount(text: str, dimension: str, value: Fraction, bound: str) -> None:
@@ -144,6 +149,11 @@ def test_no_amount(text: str) -> None:
             "The choir has twenty-four singers.",
             "The choir has 30 singers.",
         ),
+        (  # a duration in two units is one amount
+            "Sunlight takes about 8 minutes and 20 seconds to reach Earth.",
+            "Sunlight takes roughly 500 seconds.",
+            "Sunlight takes roughly 500 seconds to reach Earth.",
+        ),
     ],
 )
 def test_align(sentence: str, claim: str, expected: str) -> None:
@@ -205,3 +215,16 @@ def test_engine_packs_aligned_amounts() -> None:
     assert with_alignment.verifier.packing["quantities"] == "aligned"
     assert without.claims[0].status == "unsupported"
     assert "quantities" not in without.verifier.packing
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "3 days and 2 days",
+        "1 hour and 90 minutes",
+        "2 minutes and about 30 seconds",
+        "5 km and 3 m",
+    ],
+)
+def test_two_amounts_that_are_no_compound_stay_two(text: str) -> None:
+    assert len(quantities(text)) == 2
