@@ -29,7 +29,7 @@ from .errors import InvalidInputError
 from .graph import EvidenceNecessityGraph
 from .grounding import computed, unstated
 from .oracle import Scores, SupportOracle, Verdict, decide
-from .polarity import flipped
+from .polarity import turned
 from .premise import PremisePacker
 from .request import Request, build_all, run_built
 from .rounds import PlanRounds
@@ -166,7 +166,7 @@ class NecessityEngine(PlanRounds, PlanDriver):
         """The verdict on one check: the model's (:func:`~ene_core.oracle.decide`), but
         contradicted when the premise gives the claim's unique role to another, its amount to
         something else than the claim describes, its route the other way round, or says it with
-        its negation taken away or added, the
+        its negation taken away or added or a word turned ("gold" / "silver"), the
         arithmetic's for a comparison the premise's amounts settle, never supported when the
         premise states one of the claim's amounts nowhere, and never contradicted when the claim
         computes an amount from two the premise states."""
@@ -176,7 +176,7 @@ class NecessityEngine(PlanRounds, PlanDriver):
             other_holder(claim, premise.parts) is not None
             or other_value(claim, premise.parts) is not None
             or reversed_route(claim, premise.parts) is not None
-            or flipped(claim, premise.parts) is not None
+            or turned(claim, premise.parts) is not None
         ):
             return "contradicted"  # role or value held by another, route reversed, negation
         if not self.check_amounts:

@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-__all__ = ["align", "flipped"]
+__all__ = ["align", "flipped", "opposite", "turned"]
 
 _TOKEN = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*|n't", re.IGNORECASE)
 _NEGATION = frozenset({"not", "never", "no", "n't", "cannot"})
@@ -204,3 +204,121 @@ def _says(mine: list[tuple[int, str]], theirs: list[tuple[int, str]], raw: list)
     if matched[-1] - matched[0] + 1 > len(mine) + len(negation) + _SLACK:
         return False  # the claim's words spread over the sentence: another statement
     return all(matched[0] < n < matched[-1] for n in negation)
+
+
+# Words of a closed set, or opposites: a claim with one of them, said by an evidence sentence with
+# another in its place (and nowhere itself), says something else. "May" and "fall" are verbs too.
+_SETS = (
+    "gold silver bronze",
+    "red orange yellow green blue purple violet pink brown black white grey gray",
+    "monday tuesday wednesday thursday friday saturday sunday",
+    "january february march april june july august september october november december",
+    "spring summer autumn winter",
+    "north south east west",
+    "northern southern eastern western",
+    "morning afternoon evening",
+    "left right",
+    "raise lower",
+    "raises lowers",
+    "raised lowered",
+    "increase decrease",
+    "increases decreases",
+    "increased decreased",
+    "rises falls",
+    "rose fell",
+    "higher lower",
+    "maximum minimum",
+    "before after",
+    "above below",
+    "earlier later",
+    "larger smaller",
+    "bigger smaller",
+    "faster slower",
+    "older younger",
+    "oldest youngest",
+    "highest lowest",
+    "largest smallest",
+    "inside outside",
+    "imports exports",
+    "buys sells",
+    "bought sold",
+    "won lost",
+    "wins loses",
+    "open closed",
+    "opens closes",
+    "opened closed",
+    "allowed prohibited forbidden banned",
+    "mandatory optional",
+    "compulsory optional",
+    "public private",
+    "domestic international",
+    "internal external",
+    "positive negative",
+    "input output",
+    "upstream downstream",
+    "hot cold",
+    "wet dry",
+    "heavier lighter",
+    "first last",
+    "accepted rejected",
+    "included excluded",
+    "arrival departure",
+    "male female",
+    "men women",
+    "boys girls",
+    "husband wife",
+    "father mother",
+    "son daughter",
+    "brother sister",
+    "king queen",
+)
+
+
+def _by_key(groups: Sequence[str]) -> dict[str, frozenset[str]]:
+    """Each word's key to the keys of the other words of its groups ("mondays" as "monday")."""
+    out: dict[str, set[str]] = {}
+    for group in groups:
+        keys = [_key(w) for w in group.split()]
+        for k in keys:
+            out.setdefault(k, set()).update(o for o in keys if o != k)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+_OTHERS = _by_key(_SETS)
+
+
+def opposite(claim: str, parts: Sequence[str]) -> int | None:
+    """The index of the first premise part that says ``claim`` with one word in its place
+    taken by another of its closed set or by its opposite ("won a gold medal" / "won a silver
+    medal", "raises the boiling point" / "lowers the boiling point"), the claim's own word
+    nowhere in it; ``None`` otherwise. Hedges and "only" leave the pair to the model, as for
+    :func:`flipped`."""
+    return _opposite(claim, tuple(parts))
+
+
+@lru_cache(maxsize=1 << 14)
+def _opposite(claim: str, parts: tuple[str, ...]) -> int | None:
+    mine = _tokens(claim)
+    swaps = [(j, key) for j, (_, key) in enumerate(mine) if key in _OTHERS]
+    if not swaps or _HEDGE & {t for t, _ in mine} or _REPLY.match(claim):
+        return None
+    for i, part in enumerate(parts):
+        theirs = _tokens(part)
+        said = {key for _, key in theirs}
+        if _HEDGE & {t for t, _ in theirs} or _negations(mine) != _negations(theirs):
+            continue
+        for j, key in swaps:
+            if key in said:
+                continue
+            for other in sorted(_OTHERS[key] & said):
+                swapped = [*mine[:j], (other, other), *mine[j + 1 :]]
+                if _says(_plain(swapped), _plain(theirs), theirs):
+                    return i
+    return None
+
+
+def turned(claim: str, parts: Sequence[str]) -> int | None:
+    """The index of the first premise part that says ``claim`` with its negation taken away or
+    added (:func:`flipped`) or one word turned to another of its set (:func:`opposite`)."""
+    found = flipped(claim, parts)
+    return found if found is not None else opposite(claim, parts)

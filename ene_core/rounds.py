@@ -29,7 +29,7 @@ from .contexts import canonical_order
 from .grounding import Amount, holding, rivals, substitute, unstated
 from .minimal_set import MinimalSet
 from .oracle import Scores, Verdict
-from .polarity import flipped
+from .polarity import turned
 from .premise import EvidenceIndex, Premise
 from .request import ClaimsRequest, Request
 from .scoring import Check, Plan, _Tally
@@ -208,7 +208,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
                 blame[k] = [own[k][0].sources[misbound[k].part][0]]
             elif k in reversals:  # the context that gives its route the other way round
                 blame[k] = sorted({*blame[k], own[k][0].sources[reversals[k]][0]})
-            elif k in flips:  # the context that says it with the negation taken away or added
+            elif k in flips:  # the context that says it with its negation or a word turned
                 blame[k] = [own[k][0].sources[flips[k]][0]]
             elif k in derived:  # the contexts of the amounts it compares
                 blame[k] = sorted({own[k][0].sources[i][0] for i in derived[k].parts})
@@ -277,7 +277,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
         return reversed_route(check[1], check[0].parts) if self.check_bindings else None
 
     def _flip(self, check: Check) -> int | None:
-        return flipped(check[1], check[0].parts) if self.check_bindings else None
+        return turned(check[1], check[0].parts) if self.check_bindings else None
 
     def _clash(self, check: Check) -> RoleClash | None:
         return other_holder(check[1], check[0].parts) if self.check_bindings else None

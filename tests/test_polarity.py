@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ene_core import NecessityEngine
 from ene_core.bindings import own_clause
-from ene_core.polarity import align, flipped
+from ene_core.polarity import align, flipped, opposite, turned
 from ene_core.premise import PremisePacker
 from ene_core.testing import KeywordOracle
 
@@ -119,3 +119,40 @@ def test_the_packer_aligns_negation_and_says_so() -> None:
         off.index(["The painting is unsigned."]).premise(claim).text == "The painting is unsigned."
     )
     assert "negation" not in off.describe()
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence"),
+    [
+        ("The pram won a gold medal in 1893.", "The pram won a silver medal in 1893."),
+        ("Adding salt raises the boiling point.", "Adding salt lowers the boiling point."),
+        ("The shop is open on Sundays.", "The shop is closed on Sundays."),
+        ("The museum opens before 9 am.", "The museum opens after 9 am."),
+        ("Entry is free on Mondays.", "Entry is free on Tuesdays."),
+        ("The bonus is paid in December.", "The bonus is paid in March."),
+    ],
+)
+def test_opposite(claim: str, sentence: str) -> None:
+    assert opposite(claim, ["Unrelated words here.", sentence]) == 1
+    assert turned(claim, ["Unrelated words here.", sentence]) == 1
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence"),
+    [
+        ("The pram won a gold medal.", "The pram won a gold medal and a silver medal."),  # both
+        ("The museum is open in summer.", "The museum is open in summer and winter."),
+        ("The shop may open on Sundays.", "The shop is closed on Sundays."),  # a hedge
+        ("The shop is not open on Sundays.", "The shop is closed on Sundays."),  # negation
+        ("The pram won a gold medal.", "The pram won a medal."),  # nothing in its place
+        ("The river flows north.", "The river flows north past the town."),
+    ],
+)
+def test_no_opposite(claim: str, sentence: str) -> None:
+    assert opposite(claim, [sentence]) is None
+
+
+@given(st.sampled_from(["gold", "silver", "bronze"]), st.sampled_from(["gold", "silver", "bronze"]))
+def test_a_medal_is_another_medal_only_when_it_differs(mine: str, theirs: str) -> None:
+    found = opposite(f"She won a {mine} medal.", [f"She won a {theirs} medal in Paris."])
+    assert (found == 0) == (mine != theirs)
