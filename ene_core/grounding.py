@@ -13,7 +13,8 @@ not state").
 Loose wording is honoured: "about 300,000 km/s" is stated by "299,792 km/s" (within a tenth),
 "more than 20" by "25", "under 40" by "38", "1,200" by "1,187" (rounded to the claim's
 precision); an amount computed from two stated ones ("lasted 116 years") is :func:`computed`,
-not unstated. Rates are compared by their amount ("4.90 euros" of "4.90 euros a month");
+not unstated. Rates are compared by their amount ("4.90 euros" of "4.90 euros a month"), and
+by their rate when both write a period ("600 requests per minute" states "10 per second");
 frequencies ("weekly"), a bare "one", ordinal words and an amount written with an article after
 another amount ("three days a week") are not checked. Deterministic and offline.
 """
@@ -133,9 +134,22 @@ _UP += "climbed|climbs?|gained|gains?|jumped|jumps?|up"
 _DOWN = "fell|falls?|fallen|falling|declined|declines?|declining|decreased|decreases?|"
 _DOWN += "decreasing|dropped|drops?|down|lost|shrank|shrinks?|shrunk|slipped|slips?|slid"
 _TREND = re.compile(rf"\b(?:(?P<up>{_UP})|(?P<down>{_DOWN}))\s+(?:by\s+)?$", re.IGNORECASE)
-_PER = re.compile(
-    r"\s*(?:per|a|an|each|every)\s+(day|week|month|year|hour|minute|night|annum)\b", re.IGNORECASE
+_PER = re.compile(  # "30 euros per month", "100 requests per minute" (one word between)
+    r"(?:\s+(?!per\b|a\b|an\b|each\b|every\b|of\b|in\b|for\b)[a-z]+)?"
+    r"\s*(?:per|a|an|each|every)\s+(day|week|month|year|hour|minute|second|night|annum)\b",
+    re.IGNORECASE,
 )
+_PERIOD = {  # seconds
+    "second": Fraction(1),
+    "minute": Fraction(60),
+    "hour": Fraction(3600),
+    "day": Fraction(86400),
+    "night": Fraction(86400),
+    "week": Fraction(7 * 86400),
+    "month": _YEAR_DAYS * 86400 / 12,
+    "year": _YEAR_DAYS * 86400,
+    "annum": _YEAR_DAYS * 86400,
+}
 _RANGE = re.compile(r"\s*(?:to|-|\u2013|\u2014|or)\s*", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)  # "between 7 and 9 hours"
 _TOLERANCE = Fraction(1, 10)  # "about X" is stated by a value within a tenth of X
@@ -238,7 +252,12 @@ def amounts(text: str) -> tuple[Amount, ...]:
 
 def same_amount(claim: Amount, q: Amount) -> bool:
     """Whether the evidence's ``q`` states the claim's amount ``claim``."""
-    if (claim.per and q.per and claim.per != q.per) or claim.trend * q.trend < 0:
+    if claim.per and q.per and claim.per != q.per:  # a rate: "600 a minute" is "10 a second"
+        if claim.kind != q.kind:
+            return False
+        claim = replace(claim, value=claim.value / _PERIOD[claim.per], per="")
+        q = replace(q, value=q.value / _PERIOD[q.per], per="")
+    if claim.trend * q.trend < 0:
         return False
     if "date" in (claim.kind, q.kind):
         return _same_date(claim, q)

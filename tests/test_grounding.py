@@ -59,6 +59,8 @@ from ene_core.testing import KeywordOracle
         ("Members must be 18 or older.", "Members must be at least 18."),
         ("Drink 2 litres a day.", "Drink 2,000 ml a day."),
         ("The hall holds up to 40 people.", "The hall holds 35 people."),  # a bound, a value
+        ("The API allows roughly 10 requests per second.", "It allows 600 requests per minute."),
+        ("It costs 360 euros a year.", "It costs 30 euros per month."),
     ],
 )
 def test_stated(claim: str, premise: str) -> None:
@@ -118,6 +120,12 @@ def test_stated(claim: str, premise: str) -> None:
             "100 ml or less",
         ),
         ("You must be at least 18.", "You must be 21 or older.", ["at least 18"], "21 or older"),
+        (
+            "Each key is limited to 100 requests per hour.",
+            "Each key is limited to 100 requests per minute.",
+            ["100 requests per hour"],
+            "100 requests per minute",
+        ),
     ],
 )
 def test_unstated_and_rival(claim: str, premise: str, missing: list[str], rival: str) -> None:

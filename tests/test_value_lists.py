@@ -30,7 +30,7 @@ STAFF = "The company had 200 employees in 2019 and 350 in 2023."
     [
         ("Dinner is reimbursed up to 25 euros.", [MEALS], "up to 25 euros", "40 euros"),
         ("Rural roads have a speed limit of 120 km/h.", [SPEEDS], "120 km", "90 km"),
-        ("The Basic plan includes 150 pages a month.", [PLANS], "150", "50"),  # its place
+        ("The Basic plan includes 150 pages a month.", [PLANS], "150 pages a month", "50"),
         ("Employees have to give three months' notice.", [NOTICE], "three months", "one month"),
         ("The company had 200 employees in 2023.", [STAFF], "2023", "2019"),  # by its other value
         (  # among other sentences, in a sentence of its own
@@ -88,7 +88,8 @@ THINGS = ["lunch", "dinner", "parking", "taxis", "hotels", "trains"]
 
 @given(
     st.lists(st.sampled_from(THINGS), min_size=2, max_size=4, unique=True),
-    st.lists(st.integers(5, 900), min_size=4, max_size=4, unique=True),
+    # no round values: "230 euros" is also stated by "226 euros", rounded
+    st.lists(st.integers(5, 900).filter(lambda v: v % 10), min_size=4, max_size=4, unique=True),
     st.data(),
 )
 def test_every_item_of_a_list_binds_its_own_value(
