@@ -159,6 +159,7 @@ def same_opening(parts: Sequence[str], claim: str) -> list[int]:
             i
             for i, w in enumerate(words)
             if w in _AUX
+            or w in _IRREGULAR
             or w.endswith("ed")
             or (i and w.endswith("s") and words[i + 1 : i + 2] and words[i + 1] in _PREPOSITIONS)
         ),
@@ -177,6 +178,12 @@ def same_opening(parts: Sequence[str], claim: str) -> list[int]:
     return out
 
 
+_PAST = (  # past tenses not in "-ed": "The Arden Prize went to ..."
+    "went won led made gave took came became held wrote built found left sold paid ran began saw"
+    " met brought kept lost told spent grew drew flew chose rose fell bought taught caught"
+    " fought thought"
+)
+_IRREGULAR = frozenset(_PAST.split())
 _PREPOSITIONS = frozenset({"to", "in", "into", "from", "on", "at", "through", "via", "for", "with"})
 # where a sentence turns to another subject: "The blue line runs to the harbour, while the green
 # line runs to the airport."

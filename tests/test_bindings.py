@@ -187,6 +187,11 @@ def test_viewer_trace_and_cli_show_the_other_holder(capsys: pytest.CaptureFixtur
         ("Jonas Ek conducts in Malmo.", ["Jonas Ek conducts in Uppsala."], [0]),  # "-s" + "in"
         ("The Ek orchestra of Malmo.", ["The Ek orchestra of Uppsala."], []),  # no verb it knows
         ("The blue line runs to the airport.", ["The blue line runs to the harbour."], [0]),
+        (  # a past tense not in "-ed"
+            "The Arden Prize went to a novel about whaling.",
+            ["The Arden Prize went to a novel about a lighthouse."],
+            [0],
+        ),
     ],
 )
 def test_same_opening(claim: str, parts: list[str], found: list[int]) -> None:

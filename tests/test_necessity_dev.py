@@ -63,14 +63,14 @@ def write(path: Path, rows: list[dict]) -> Path:
 ROWS = [
     {
         "id": "a",
-        "answer": "Paris is the capital of France. Bananas are blue. Is it nice?",
+        "answer": "Paris is the capital of France. Bananas grow in Iceland. Is it nice?",
         "chunks": [
             {"id": "p", "text": "Paris is the capital of France."},
             {"id": "b", "text": "Bananas are yellow."},
         ],
         "claims": [
             {"text": "Paris is the capital of France.", "status": "supported", "necessary": ["p"]},
-            {"text": "Bananas are blue.", "status": "unsupported"},
+            {"text": "Bananas grow in Iceland.", "status": "unsupported"},
         ],
     },
     {
@@ -99,7 +99,7 @@ ROWS = [
 
 def test_mismatched_gold_fails_loudly(bench: ModuleType, tmp_path: Path) -> None:
     split = json.loads(json.dumps(ROWS))
-    split[0]["claims"][1]["text"] = "Bananas are blue!"
+    split[0]["claims"][1]["text"] = "Bananas grow in Iceland!"
     with pytest.raises(bench.GoldMismatchError, match=r"\(a\).*do not match"):
         bench.load_cases(write(tmp_path / "x.jsonl", split))
     unknown = json.loads(json.dumps(ROWS))

@@ -130,6 +130,8 @@ def test_the_packer_aligns_negation_and_says_so() -> None:
         ("The museum opens before 9 am.", "The museum opens after 9 am."),
         ("Entry is free on Mondays.", "Entry is free on Tuesdays."),
         ("The bonus is paid in December.", "The bonus is paid in March."),
+        ("The heater can be used outdoors.", "The heater can be used indoors."),
+        ("The new filter reduces noise.", "The new filter increases noise."),
     ],
 )
 def test_opposite(claim: str, sentence: str) -> None:

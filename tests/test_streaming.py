@@ -31,7 +31,7 @@ CONTEXTS = [
 ]
 ANSWER = (
     "Paris is the capital of France [1]. The tower is 330 metres tall. "
-    "The tower is 500 metres tall.\nBananas are blue."
+    "The tower is 500 metres tall.\nBananas grow on Mars."
 )
 
 # RAG-like pieces: sentences with stops that end nothing, markers, brackets, quotes, bullets,
@@ -150,7 +150,7 @@ def test_verdicts_arrive_before_the_stream_ends(keyword_engine: NecessityEngine)
     assert [(c.index, c.status) for c in more] == [(1, "supported"), (2, "contradicted")]
     assert more[1].contradicted_by == [1]
     assert more[1].contradicted_by_ids == [keyword_engine.evaluate("", CONTEXTS).contexts[1].id]
-    stream.feed("Bananas are blue.")
+    stream.feed("Bananas grow on Mars.")
     assert not stream.closed
     eng = stream.close(timeout=30)
     assert [(c.index, c.status) for c in stream.take()] == [(3, "unsupported")]
@@ -369,7 +369,7 @@ def test_guard_replaces_the_rest_after_a_contradicted_claim(
     shown = "".join(guard.wrap(iter(model), stream=stream))
     head, tail = shown.split(" [The rest was withheld.]")
     assert tail == "" and ANSWER.startswith(head) and "500 metres tall." in head
-    assert "blue" not in head
+    assert "Mars" not in head
     assert [(c.index, a.kind) for c, a in guard.acted] == [(2, "replace")]
     assert stream.closed and keyword_engine.open_streams == 0
 
@@ -387,7 +387,7 @@ async def test_guard_on_an_async_token_stream(keyword_engine: NecessityEngine) -
         (2, "contradicted"),
         (3, "unsupported"),
     ]
-    assert shown.endswith("blue. [unsupported]")  # the last verdict came with the ENG at the end
+    assert shown.endswith("Mars. [unsupported]")  # the last verdict came with the ENG at the end
 
 
 def test_a_short_answer_streams_read_with_its_question(keyword_engine: NecessityEngine) -> None:
