@@ -1,12 +1,15 @@
 """How tests look at one answer's ENG from the outside: a claim by its text, the answer streamed
-token by token, and the ``ene.claim`` events a real OpenTelemetry SDK records with content
-capture off and on."""
+token by token, the ``ene.claim`` events a real OpenTelemetry SDK records with content capture
+off and on, and everything a user reads (viewer, trace, CLI) at once."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
+
+import pytest
 
 from ene_core import Claim, EvidenceNecessityGraph, NecessityEngine
 
@@ -65,3 +68,30 @@ def as_older(
         for name in claim:
             del node[name]
     return EvidenceNecessityGraph.model_validate(data)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What a user reads about a one-claim answer: the viewer's page, the claim event without and
+    with content capture, and ``ene evaluate``'s output (keyword oracle)."""
+
+    page: str
+    plain: dict[str, Any]
+    content: dict[str, Any]
+    cli: str
+
+
+def shown_everywhere(
+    answer: str, contexts: Sequence[str], capsys: pytest.CaptureFixture[str]
+) -> Shown:
+    from ene_core.cli import main
+    from ene_core.reports.viewer import render_html
+    from ene_core.testing import KeywordOracle
+
+    engine = NecessityEngine(KeywordOracle())
+    page = render_html([engine.evaluate(answer, list(contexts))])
+    plain, content = claim_events(engine, answer, contexts)
+    capsys.readouterr()
+    argv = ["evaluate", "--oracle", "keyword", "--answer", answer]
+    assert main([*argv, *(x for c in contexts for x in ("--context", c))]) == 0
+    return Shown(page, plain, content, capsys.readouterr().out)

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 
 import pytest
-from engine_views import as_older, claim_events, claim_of, streamed_and_whole
+from engine_views import as_older, claim_of, shown_everywhere, streamed_and_whole
 
 from ene_core import NecessityEngine
 from ene_core.bindings import other_holder, reversed_route, same_opening
@@ -141,19 +141,13 @@ def test_an_older_eng_loads_without_the_fields() -> None:
 
 
 def test_viewer_trace_and_cli_show_the_other_holder(capsys: pytest.CaptureFixture[str]) -> None:
-    from ene_core.cli import main
-    from ene_core.reports.viewer import render_html
-
-    engine = NecessityEngine(KeywordOracle())
-    page = render_html([engine.evaluate(ANSWER, CONTEXTS)])
-    assert "the evidence gives it to: <q>Neil Armstrong</q>" in page
-    assert "the evidence gives it to: Neil Armstrong" in page
-    plain, content = claim_events(engine, ANSWER, CONTEXTS)
+    shown = shown_everywhere(ANSWER, CONTEXTS, capsys)
+    assert "the evidence gives it to: <q>Neil Armstrong</q>" in shown.page
+    assert "the evidence gives it to: Neil Armstrong" in shown.page
+    plain, content = shown.plain, shown.content
     assert plain["ene.claim.role_held_by_another"] is True and "ene.claim.other_holder" not in plain
     assert content["ene.claim.other_holder"] == "Neil Armstrong"
-    argv = ["evaluate", "--oracle", "keyword", "--answer", ANSWER]
-    assert main([*argv, *(x for c in CONTEXTS for x in ("--context", c))]) == 0
-    assert "the evidence gives it to: Neil Armstrong" in capsys.readouterr().out
+    assert "the evidence gives it to: Neil Armstrong" in shown.cli
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ evidence sentence gives another; and the engine's use of it."""
 from __future__ import annotations
 
 import pytest
-from engine_views import as_older, claim_events, claim_of, streamed_and_whole
+from engine_views import as_older, claim_of, shown_everywhere, streamed_and_whole
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -144,16 +144,10 @@ def test_an_older_eng_loads_without_the_field() -> None:
 
 
 def test_viewer_trace_and_cli_show_the_other_value(capsys: pytest.CaptureFixture[str]) -> None:
-    from ene_core.cli import main
-    from ene_core.reports.viewer import render_html
-
-    engine = NecessityEngine(KeywordOracle())
-    page = render_html([engine.evaluate(ANSWER, CONTEXTS)])
-    assert "the evidence gives instead: <q>40 euros</q>" in page
-    assert "the evidence gives instead: 40 euros" in page
-    plain, content = claim_events(engine, ANSWER, CONTEXTS)
+    shown = shown_everywhere(ANSWER, CONTEXTS, capsys)
+    assert "the evidence gives instead: <q>40 euros</q>" in shown.page
+    assert "the evidence gives instead: 40 euros" in shown.page
+    plain, content = shown.plain, shown.content
     assert plain["ene.claim.value_held_by_another"] is True and "ene.claim.other_value" not in plain
     assert content["ene.claim.other_value"] == "40 euros"
-    argv = ["evaluate", "--oracle", "keyword", "--answer", ANSWER]
-    assert main([*argv, *(x for c in CONTEXTS for x in ("--context", c))]) == 0
-    assert "the evidence gives instead: 40 euros" in capsys.readouterr().out
+    assert "the evidence gives instead: 40 euros" in shown.cli
