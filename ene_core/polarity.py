@@ -76,22 +76,21 @@ def align(sentence: str, claim: str) -> str:
 def _align(sentence: str, claim: str) -> str:
     negated = {m["word"].lower() for m in _NEGATED_WORD.finditer(claim)}
     privative = {
-        w.lower(): base
-        for w in _WORD.findall(claim)
-        if (base := _base(w.lower(), frozenset(t.lower() for t in _WORD.findall(sentence))))
-    }
+        base: w for w in _WORD.findall(claim) if (base := _base(w.lower())) is not None
+    }  # "signed" -> "unsigned" where the claim says "unsigned"
+    both = negated & privative.keys()  # a claim with "not signed" and "unsigned": left alone
+    negated -= both
+
+    def as_not(m: re.Match[str]) -> str:
+        word = m.group()
+        base = next((b for b in negated if _joins(word.lower(), b)), None)
+        return word if base is None else f"not {word[len(word) - len(base) :]}"
+
     if negated:
-
-        def as_not(m: re.Match[str]) -> str:
-            word = m.group()
-            base = next((b for b in negated if _joins(word.lower(), b)), None)
-            return word if base is None else f"not {word[len(word) - len(base) :]}"
-
         sentence = _WORD.sub(as_not, sentence)
-    for word, base in privative.items():
-        sentence = re.sub(
-            rf"\bnot\s+{re.escape(base)}\b", word, sentence, count=0, flags=re.IGNORECASE
-        )
+    for base, word in privative.items():
+        if base not in both:
+            sentence = re.sub(rf"\bnot\s+{re.escape(base)}\b", word, sentence, flags=re.I)
     return sentence
 
 
@@ -106,10 +105,10 @@ def _negates(prefix: str, base: str) -> bool:
     return len(base) >= 5 and bool(_ADJECTIVE.search(base))
 
 
-def _base(word: str, others: frozenset[str]) -> str | None:
-    """The word ``word`` negates by its prefix when the sentence says "not <it>", else None."""
+def _base(word: str) -> str | None:
+    """The word ``word`` negates by its prefix ("signed" of "unsigned"), or ``None``."""
     for p in _PREFIXES:
-        if word.startswith(p) and (base := word[len(p) :]) in others and _negates(p, base):
+        if word.startswith(p) and _negates(p, base := word[len(p) :]):
             return base
     return None
 

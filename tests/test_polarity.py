@@ -3,6 +3,8 @@ claim read alone (ene_core.bindings.own_clause), and the engine's use of them.""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from engine_views import claim_of
 from hypothesis import given
@@ -32,6 +34,7 @@ from ene_core.testing import KeywordOracle
         ("They install it.", "They did not stall.", "They install it."),
         ("The diary is untranslated.", "It was never translated.", "The diary is untranslated."),
         ("The room is available.", "The room is unavailable.", "The room is available."),
+        ("It is unsigned.", "Unsigned, not signed.", "It is unsigned."),  # both: left alone
     ],
 )
 def test_align(sentence: str, claim: str, aligned: str) -> None:
@@ -158,3 +161,31 @@ def test_no_opposite(claim: str, sentence: str) -> None:
 def test_a_medal_is_another_medal_only_when_it_differs(mine: str, theirs: str) -> None:
     found = opposite(f"She won a {mine} medal.", [f"She won a {theirs} medal in Paris."])
     assert (found == 0) == (mine != theirs)
+
+
+PIECES = st.sampled_from(
+    [
+        "The", "fee", "is", "not", "n't", "never", "no", "only", "but", "and", "while", ",", ";",
+        "25", "euros", "40 euros", "for", "lunch", "dinner", "gold", "silver", "open", "closed",
+        "unsigned", "signed", "up to", "100 ml or less", "8 minutes and 20 seconds", "per minute",
+        "may", "always", "before", "after", ".", "don't", "cannot", "1990", "in",
+    ]
+)  # fmt: skip
+SENTENCE = st.lists(PIECES, max_size=14).map(" ".join)
+
+
+@given(SENTENCE, st.lists(SENTENCE, max_size=3))
+def test_the_rules_never_raise_and_answer_alike(claim: str, parts: list[str]) -> None:
+    from ene_core.bindings import other_holder, other_value, reversed_route, same_opening
+
+    for rule in (flipped, opposite, turned, other_value, other_holder, reversed_route):
+        found = rule(claim, parts)
+        assert found == rule(claim, list(parts))  # deterministic
+        index = found if isinstance(found, int) or found is None else found.part
+        assert index is None or 0 <= index < len(parts)
+    assert all(0 <= i < len(parts) for i in same_opening(parts, claim))
+    for part in parts:
+        aligned = align(part, claim)
+        assert align(aligned, claim) == aligned  # aligning twice changes nothing
+        if not re.search(r"\b(?:not|un|non|in|im|il|ir|dis)|n't", claim + part, re.IGNORECASE):
+            assert aligned == part
