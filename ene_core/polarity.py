@@ -186,7 +186,9 @@ def _plain(tokens: list[tuple[str, str]]) -> list[tuple[int, str]]:
     return out
 
 
-def _says(mine: list[tuple[int, str]], theirs: list[tuple[int, str]], raw: list) -> bool:
+def _says(
+    mine: list[tuple[int, str]], theirs: list[tuple[int, str]], raw: list[tuple[str, str]]
+) -> bool:
     """Whether the claim's keys occur in order in the sentence's, the sentence's negation (if
     it has one) falling between the first and the last of them."""
     if len(mine) < 2:
