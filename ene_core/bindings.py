@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .grounding import Amount, amounts, same_amount
+from .grounding import Amount, amounts, outside, same_amount
 from .premise import content_words
 
 __all__ = [
@@ -293,9 +293,9 @@ def _other_value(claim: str, parts: tuple[str, ...]) -> ValueClash | None:
     found = amounts(claim)
     own = [a for a in found if not (a.label or a.loose)]
     for a in own:
-        if any(q is not a and q.kind.split(":")[0] == a.kind.split(":")[0] for q in found):
+        if any(q is not a and q.family == a.family for q in found):
             continue  # a claim of two values of a kind may span the list: "128 or 256 GB"
-        words = _words(claim, 0, len(claim), found, a.kind.split(":")[0])
+        words = _words(claim, 0, len(claim), found, a.family)
         stating = [i for i, p in enumerate(parts) if any(same_amount(a, q) for q in amounts(p))]
         clashes = [c for i in stating if (c := _clash(a, words, i, parts[i])) is not None]
         if clashes and len(clashes) == len(stating):
@@ -305,8 +305,8 @@ def _other_value(claim: str, parts: tuple[str, ...]) -> ValueClash | None:
 
 def _clash(a: Amount, words: frozenset[str], i: int, part: str) -> ValueClash | None:
     found = tuple(q for q in amounts(part) if not (q.label or q.loose))
-    kind = a.kind.split(":")[0]
-    clauses = _clauses(part, [q for q in found if q.kind.split(":")[0] == kind])
+    kind = a.family
+    clauses = _clauses(part, [q for q in found if q.family == kind])
     mine = [c for c in clauses if any(same_amount(a, q) for q in c.values)]
     if len(mine) != 1:
         return None
@@ -363,14 +363,8 @@ def _clauses(part: str, values: Sequence[Amount]) -> list[_Clause]:
 def _words(text: str, start: int, end: int, found: Sequence[Amount], kind: str) -> frozenset[str]:
     """The content words of ``text[start:end]`` outside its amounts, each amount of another
     kind than ``kind`` as a token of its value ("year:2019")."""
-    inside = sorted((q for q in found if start <= q.start < end), key=lambda q: q.start)
-    kept, at = [], start
-    for q in inside:
-        kept.append(text[at : q.start])
-        at = max(at, q.end)
-    kept.append(text[at:end])
-    keys = {_key(w) for w in content_words(" ".join(kept))}
-    keys |= {f"{q.kind}:{q.value}" for q in inside if q.kind.split(":")[0] != kind}
+    keys = {_key(w) for w in content_words(outside(text, found, start, end))}
+    keys |= {f"{q.kind}:{q.value}" for q in found if start <= q.start < end and q.family != kind}
     return frozenset(keys)
 
 

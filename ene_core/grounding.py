@@ -36,6 +36,7 @@ __all__ = [
     "amounts",
     "computed",
     "holding",
+    "outside",
     "rivals",
     "same_amount",
     "substitute",
@@ -60,6 +61,11 @@ class Amount:
     half_day: bool = False  # a clock time without am/pm that may be 12 hours later
     per: str = ""  # the period of a rate as written after it ("month" of "30 euros per month")
     trend: int = 0  # a change as written before it: +1 "rose 4 percent", -1 "fell 4 percent"
+
+    @property
+    def family(self) -> str:
+        """The kind without its currency: ``"money"`` for ``"money:euros"``."""
+        return self.kind.split(":")[0]
 
 
 _YEAR = re.compile(r"(?<![\w$€£.,:/])(1[0-9]{3}|20[0-9]{2}|21[0-9]{2})(?![\w%]|'s\b|[.,:]\d)")
@@ -410,22 +416,24 @@ def _near(text: str, q: Amount) -> frozenset[str]:
 @lru_cache(maxsize=1 << 14)
 def _claim_words(claim: str) -> frozenset[str]:
     """The claim's content words outside its amounts."""
-    spans = sorted((a.start, a.end) for a in amounts(claim))
-    kept, at = [], 0
-    for start, end in spans:
-        kept.append(claim[at:start])
-        at = max(at, end)
-    kept.append(claim[at:])
-    return frozenset(content_words(" ".join(kept)))
+    return frozenset(content_words(outside(claim, amounts(claim))))
+
+
+def outside(text: str, found: Sequence[Amount], start: int = 0, end: int | None = None) -> str:
+    """``text[start:end]`` without the amounts of ``found`` that begin in it (the pieces joined
+    by spaces)."""
+    end = len(text) if end is None else end
+    kept, at = [], start
+    for q in sorted((q for q in found if start <= q.start < end), key=lambda q: q.start):
+        kept.append(text[at : q.start])
+        at = max(at, q.end)
+    kept.append(text[at:end])
+    return " ".join(kept)
 
 
 def _rival(amount: Amount, q: Amount) -> bool:
     """Whether the evidence's ``q`` is an amount of ``amount``'s kind with another value."""
-    return (
-        q.kind.split(":")[0] == amount.kind.split(":")[0]
-        and not (q.label or q.loose)
-        and not same_amount(amount, q)
-    )
+    return q.family == amount.family and not (q.label or q.loose) and not same_amount(amount, q)
 
 
 def unstated(claim: str, premise: str) -> tuple[Amount, ...]:

@@ -122,11 +122,11 @@ def flipped(claim: str, parts: Sequence[str]) -> int | None:
 @lru_cache(maxsize=1 << 14)
 def _flipped(claim: str, parts: tuple[str, ...]) -> int | None:
     mine = _tokens(claim)
-    if not mine or _HEDGE & {t for t, _ in mine} or _REPLY.match(claim):
+    if not mine or _hedged(mine) or _REPLY.match(claim):
         return None
     for i, part in enumerate(parts):
         theirs = _tokens(part)
-        if _HEDGE & {t for t, _ in theirs}:
+        if _hedged(theirs):
             continue
         if _negations(mine) + _negations(theirs) != 1:
             continue  # one side negates, once
@@ -160,6 +160,11 @@ def _key(token: str) -> str:
             token = token[: -len(suffix)]
             break
     return token.rstrip("e")
+
+
+def _hedged(tokens: list[tuple[str, str]]) -> bool:
+    """Whether ``tokens`` hedge or restrict ("may", "reportedly", "only"): left to the model."""
+    return any(t in _HEDGE for t, _ in tokens)
 
 
 def _negations(tokens: list[tuple[str, str]]) -> int:
@@ -309,12 +314,12 @@ def opposite(claim: str, parts: Sequence[str]) -> int | None:
 def _opposite(claim: str, parts: tuple[str, ...]) -> int | None:
     mine = _tokens(claim)
     swaps = [(j, key) for j, (_, key) in enumerate(mine) if key in _OTHERS]
-    if not swaps or _HEDGE & {t for t, _ in mine} or _REPLY.match(claim):
+    if not swaps or _hedged(mine) or _REPLY.match(claim):
         return None
     for i, part in enumerate(parts):
         theirs = _tokens(part)
         said = {key for _, key in theirs}
-        if _HEDGE & {t for t, _ in theirs} or _negations(mine) != _negations(theirs):
+        if _hedged(theirs) or _negations(mine) != _negations(theirs):
             continue
         for j, key in swaps:
             if key in said:

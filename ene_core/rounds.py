@@ -268,10 +268,8 @@ class PlanRounds(MinimalSet, GraphAssembly):
             return []
         premise, claim = check
         parts = [p.strip() for p in premise.parts]
-        return [
-            Premise(own_clause(parts[i]), (premise.sources[i],), (own_clause(parts[i]),))
-            for i in same_opening(parts, claim)
-        ]
+        clauses = [(i, own_clause(parts[i])) for i in same_opening(parts, claim)]
+        return [Premise(text, (premise.sources[i],), (text,)) for i, text in clauses]
 
     def _reversal(self, check: Check) -> int | None:
         return reversed_route(check[1], check[0].parts) if self.check_bindings else None
