@@ -28,7 +28,12 @@ from build_nli_data import (
 )
 from nli_sources import normalise
 from synth_nli import Pair
-from synth_v3 import generate, hotpot_question_pairs, mine_privatives
+from synth_v3 import (
+    generate,
+    hotpot_question_pairs,
+    hotpot_topic_pairs,
+    mine_privatives,
+)
 
 #: seed sentences per source (train side; dev gets a twentieth)
 SEEDS = {"mnli": 9000, "snli": 3000, "conjnli": 2000, "fever": 3000, "scitail": 2000}
@@ -72,6 +77,11 @@ def build_v3(data_dir: Path, seed: int = 13) -> tuple[list[Pair], list[Pair], di
     )
     train.extend(hotpot_question_pairs(hotpot, HOTPOT_TRAIN_QUESTIONS, random.Random(seed + 5)))
     dev.extend(hotpot_question_pairs(hotpot, HOTPOT_CALIB_QUESTIONS, random.Random(seed + 6)))
+    pool = [s for q in hotpot[:54] for _t, ss in q["context"] for s in ss if s.strip()]
+    pool = [s.strip() for s in pool]
+    rt = random.Random(f"topic:{seed}")  # its own stream: the pairs above stay as they were built
+    train.extend(hotpot_topic_pairs(hotpot, HOTPOT_TRAIN_QUESTIONS, pool, rt))
+    dev.extend(hotpot_topic_pairs(hotpot, HOTPOT_CALIB_QUESTIONS, pool, rt))
     seen: set[tuple[str, str]] = set()
     out = []
     for part in (dev, train):

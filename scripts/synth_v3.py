@@ -26,6 +26,12 @@ appears under every label in about the shares of the generated set as a whole
   fact is absent -> neutral.
 * **near-duplicate evidence**: the evidence stated twice in slightly different words ->
   entailment (and the claim with one value changed -> contradiction).
+* **same-topic evidence** (HotpotQA paragraphs of questions 0-53 / 54-59): the rest of the
+  claim's own paragraph and sentences of the question's other paragraphs, without the claim's own sentence ->
+  neutral; with it (or a light rewrite) -> entailment; with it changed (a number, a name, an
+  antonym, a negation) -> contradiction. v3 read a sentence about another attribute of the same
+  subject as a contradiction ("The museum café serves lunch until 15:00" against "The museum is
+  closed on Mondays").
 * **question form** (short answers, issue 22): a question and a short answer read as the
   hypothesis ``"{question} {answer}."`` or as the declarative claim built from them (both
   built by ``ene_core.short_answers``, exactly as the engine builds them), from
@@ -48,8 +54,12 @@ from synth_nli import (  # also puts this checkout's ene_core on sys.path
     ENTAILMENT,
     NEUTRAL,
     Pair,
+    content_words,
     entities,
+    negate,
+    paraphrase,
     shorten,
+    swap_antonym,
     swap_entity,
     swap_number,
 )
@@ -1479,6 +1489,92 @@ def _hotpot_one(
                 drop = rng.choice(gold_titles)
                 kept = [s for t in gold_titles if t != drop for s in paras.get(t, [])]
                 out.append(Pair("\n".join(kept + extra), form, NEUTRAL, f"{tag}:missing"))
+    return out
+
+
+# --------------------------------------------------------------------------- same topic
+
+_PRONOUN_OPENING = re.compile(r"^(?:He|She|It|They|His|Her|Its|Their|This|These|That|Those)\b")
+
+
+def _changed(sentence: str, names: Sequence[str], rng: random.Random) -> str | None:
+    """``sentence`` with one fact changed: a number, a name, an antonym or a negation."""
+    edits = [
+        lambda: swap_number(sentence, rng),
+        lambda: swap_entity(sentence, names, rng),
+        lambda: swap_antonym(sentence, rng),
+        lambda: negate(sentence),
+    ]
+    rng.shuffle(edits)
+    for edit in edits:
+        out = edit()
+        if out and out != sentence:
+            return out
+    return None
+
+
+def topic_pairs(
+    group: Sequence[str],
+    pool: Sequence[str],
+    rng: random.Random,
+    src: str,
+    neighbours: Sequence[str] = (),
+) -> list[Pair]:
+    """Same-topic evidence for one seed of ``group``: its siblings (and at times a sentence about
+    a neighbouring topic, from ``neighbours``) alone -> neutral, with the seed (or a light
+    rewrite) -> entailment, with the seed changed -> contradiction. The seed must say at least
+    two content words the siblings do not (so that they cannot entail it)."""
+    seeds = [s for s in group if 6 <= len(s.split()) <= 40 and not _PRONOUN_OPENING.match(s)]
+    if not seeds:
+        return []
+    seed = rng.choice(seeds)
+    siblings = [s for s in group if s != seed]
+    if not siblings:
+        return []
+    chosen = rng.sample(siblings, min(len(siblings), rng.choice((1, 1, 2, 3))))
+    if neighbours and rng.random() < 0.4:
+        chosen.append(rng.choice(neighbours))
+    claim = shorten(seed, rng) if rng.random() < 0.3 else None
+    claim = claim if claim and len(claim.split()) >= 5 else seed
+    told = content_words(" ".join(chosen))
+    if len(content_words(claim) - told) < 2:
+        return []
+    names = sorted(
+        {e for s in group for e in entities(s)} | {e for s in pool[:200] for e in entities(s)}
+    )
+    extra = rng.sample(list(pool), rng.randint(0, 1)) if pool else []
+
+    def premise(lines: Sequence[str]) -> str:
+        out = [*lines, *extra]
+        rng.shuffle(out)
+        return "\n".join(out)
+
+    out = [Pair(premise(chosen), claim, NEUTRAL, f"{src}:topic-sibling")]
+    said = paraphrase(seed, rng) if rng.random() < 0.5 else None
+    out.append(Pair(premise([*chosen, said or seed]), claim, ENTAILMENT, f"{src}:topic-stated"))
+    wrong = _changed(seed, names, rng)
+    if wrong:
+        out.append(Pair(premise([*chosen, wrong]), claim, CONTRADICTION, f"{src}:topic-changed"))
+    return out
+
+
+def hotpot_topic_pairs(
+    questions: Sequence[dict],
+    indices: Iterable[int],
+    pool: Sequence[str],
+    rng: random.Random,
+    src: str = "v3:hotpot",
+) -> list[Pair]:
+    """:func:`topic_pairs` over every paragraph (one topic each) of HotpotQA questions ``indices``,
+    four times per paragraph; the question's other paragraphs are the neighbouring topics."""
+    out: list[Pair] = []
+    for qi in indices:
+        paras = [[s.strip() for s in ss if s.strip()] for _t, ss in questions[qi]["context"]]
+        for i, group in enumerate(paras):
+            if len(group) >= 2:
+                near = [s for j, p in enumerate(paras) if j != i for s in p]
+                for _ in range(4):
+                    out.extend(topic_pairs(group, pool, rng, src, near))
     return out
 
 

@@ -72,6 +72,7 @@ class TrainConfig:
     max_steps: int = 0  # 0 = epochs decide; else the schedule decays to zero at this step
     mix_share: float = 0.5  # share of every batch drawn from the --mix pairs
     anchor_weight: float = 1.0  # weight of the KL to the --anchor model on the recipe rows
+    keep_exports: bool = False  # intermediate exports go to OUT-<step> (a checkpoint sweep)
 
 
 # --------------------------------------------------------------------------- base model
@@ -473,8 +474,9 @@ def train(
         every = cfg.export_every or steps_per_epoch
         if step % every == 0 and step < total_steps:
             # an intermediate export, so that a long run always leaves a usable model
+            where = out_dir.with_name(f"{out_dir.name}-{step}") if cfg.keep_exports else out_dir
             tau, bal_acc, report = export(
-                model, tokenizer, calib_enc, splits.calib, pad_id, out_dir, cfg
+                model, tokenizer, calib_enc, splits.calib, pad_id, where, cfg
             )
             log.info("step %d tau=%.2f bal_acc=%.3f dev %s", step, tau, bal_acc, json.dumps(report))
             model.train()
