@@ -8,6 +8,7 @@ import json
 import random
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,7 @@ from synth_v3 import (
     polarity_pairs,
     role_binding_pairs,
     scope_pairs,
+    topic_pairs,
 )
 
 from ene_core.quantities import spell
@@ -350,3 +352,48 @@ def test_scope_pairs_give_negated_and_only_claims_every_label() -> None:
     plain = [p for p in pairs if p.source.endswith("scope-plain")]
     assert {p.label for p in only} == {ENTAILMENT, CONTRADICTION}  # the restriction decides
     assert NEUTRAL in {p.label for p in plain}  # its twin without "only" leaves others open
+
+
+_PARAGRAPH = [
+    "The Arden Museum is a natural history museum in the town of Velland.",
+    "The museum was founded in 1921 by the botanist Henrik Lau.",
+    "Its collection holds about 40,000 specimens of alpine plants.",
+    "The museum café on the top floor serves lunch until 15:00.",
+    "Admission for adults costs 12 euros, and children enter free.",
+]
+
+
+def test_topic_pairs_give_the_same_siblings_every_label() -> None:
+    pool = ["The river is wide.", "A dog sleeps."]
+    pairs = [
+        p for seed in range(80) for p in topic_pairs(_PARAGRAPH, pool, random.Random(seed), "t")
+    ]
+    by_tag = Counter(p.source.split(":")[-1] for p in pairs)
+    assert set(by_tag) == {"topic-sibling", "topic-stated", "topic-changed"}, by_tag
+    assert max(by_tag.values()) - min(by_tag.values()) <= 0.2 * max(by_tag.values()), by_tag
+    for p in pairs:
+        lines = p.premise.split("\n")
+        tag = p.source.split(":")[-1]
+        seed = next(s for s in _PARAGRAPH if p.hypothesis.rstrip(".") in s)
+        siblings = [s for s in _PARAGRAPH if s != seed]
+        assert any(s in lines for s in siblings), p  # the same topic is always in the premise
+        if tag == "topic-sibling":
+            assert p.label == NEUTRAL and seed not in lines
+        elif tag == "topic-stated":
+            assert p.label == ENTAILMENT
+        else:
+            assert p.label == CONTRADICTION and seed not in lines
+
+
+def test_topic_pairs_skip_a_seed_its_siblings_could_entail() -> None:
+    covered = "Ada Brook won the long race in Velland."
+    longer = "Ada Brook won the long race in Velland in 2019 with ease."
+    pairs = [
+        p
+        for seed in range(40)
+        for p in topic_pairs([covered, longer], [], random.Random(seed), "t")
+        if p.label == NEUTRAL
+    ]
+    hypotheses = {p.hypothesis for p in pairs}
+    assert longer in hypotheses  # says more than its sibling: neutral without it
+    assert covered not in hypotheses  # its sibling entails it: never called neutral
