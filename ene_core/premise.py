@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -179,6 +179,16 @@ _STOPWORDS = frozenset(
 def content_words(text: str) -> list[str]:
     """Lower-cased content tokens with a light, deterministic suffix stemmer."""
     return [_stem(t) for t in _TOKEN.findall(text.lower()) if t not in _STOPWORDS]
+
+
+def word_share(claim: str, sentences: Iterable[str]) -> float:
+    """The largest share of ``claim``'s content words that one of ``sentences`` also has
+    (0 for a claim without content words)."""
+    words = set(content_words(claim))
+    if not words:
+        return 0.0
+    shared = (len(words.intersection(content_words(s))) for s in sentences)
+    return max(shared, default=0) / len(words)
 
 
 @lru_cache(maxsize=65536)

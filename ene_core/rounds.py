@@ -30,9 +30,13 @@ from .grounding import Amount, holding, rivals, substitute, unstated
 from .minimal_set import MinimalSet
 from .oracle import Scores, Verdict
 from .polarity import turned
-from .premise import EvidenceIndex, Premise
+from .premise import EvidenceIndex, Premise, word_share
 from .request import ClaimsRequest, Request
 from .scoring import Check, Plan, _Tally
+
+#: the share of a claim's content words that a culprit's sentence must have (with check_bindings);
+#: chosen on the dev sets, where no right culprit fell under it (docs/engine.md, "Who contradicts")
+CULPRIT_SHARE = 1 / 3
 
 
 class Judged(NamedTuple):
@@ -195,11 +199,11 @@ class PlanRounds(MinimalSet, GraphAssembly):
             for s, k in enumerate(supported)
         }
         # A contradiction needs a culprit: a context of its premise that contradicts the claim
-        # on its own. Where none does, the claim is unsupported.
-        verdicts_alone = iter(both.verdicts[len(loo_checks) : split])
+        # on its own (with check_bindings, in a sentence about what the claim is about). Where
+        # none does, the claim is unsupported.
+        alone_said = iter(zip(alone_checks, both.verdicts[len(loo_checks) : split], strict=True))
         blame = {
-            k: [i for i in premised[k] if next(verdicts_alone) == "contradicted"]
-            for k in contradicted
+            k: [i for i in premised[k] if self._culprit(*next(alone_said))] for k in contradicted
         }
         for k in contradicted:
             if k in clashes:  # the context that gives its role to another, and any culprit
@@ -261,6 +265,16 @@ class PlanRounds(MinimalSet, GraphAssembly):
         return Judged(
             list(scores), [self._judge(c, s) for c, s in zip(checks, scores, strict=True)]
         )
+
+    def _culprit(self, check: Check, verdict: Verdict) -> bool:
+        """Whether a context that contradicts the claim alone (``check``) is its culprit: with
+        ``check_bindings``, one of its sentences must share at least :data:`CULPRIT_SHARE` of
+        the claim's content words (a sentence about another attribute of the same subject, "The
+        museum café serves lunch until 15:00" against "The museum is closed on Mondays", is not)."""
+        if verdict != "contradicted":
+            return False
+        premise, claim = check
+        return not self.check_bindings or word_share(claim, premise.parts) >= CULPRIT_SHARE
 
     def _openings(self, check: Check) -> list[Premise]:
         """Each sentence of the check's premise that opens like its claim, as a premise alone."""
