@@ -27,7 +27,8 @@ class ClaimRounds:
     markers), the contexts that fed each claim's premise, for a claim not supported its
     entailment by each of them alone, the amounts its premise does not state, and the
     comparison arithmetic settled for it (worked out), the other holder the evidence gives its
-    unique role, and the amount the evidence gives what it describes in place of its own."""
+    unique role, the amount the evidence gives what it describes in place of its own, and the
+    contexts that support a claim alone where the packed premise did not (``backed``)."""
 
     baseline: dict[int, Scores]
     verdicts: dict[int, Verdict]
@@ -43,6 +44,16 @@ class ClaimRounds:
     arithmetic: dict[int, str]
     holders: dict[int, str]
     values: dict[int, str]
+    backed: dict[int, list[int]]
+
+    def held(self) -> set[int]:
+        """The context each claim supported alone is best supported by (highest entailment
+        alone, then the first): the minimal sufficient set keeps it."""
+        held = set()
+        for k, backers in self.backed.items():
+            alone = dict(zip(self.premised[k], self.by_one[k], strict=True))
+            held.add(max(backers, key=lambda i: (alone[i], -i)))
+        return held
 
 
 class GraphAssembly:
@@ -208,6 +219,7 @@ class GraphAssembly:
             arithmetic=found.arithmetic.get(k),
             other_holder=found.holders.get(k),
             other_value=found.values.get(k),
+            supported_alone_by=to_user(found.backed.get(k, [])),
         )
 
 

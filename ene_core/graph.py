@@ -26,7 +26,8 @@ from .normalise import MAX_DEPTH, decode_json, json_problem
 # 1.7: comparisons settled by arithmetic and bindings (Claim.arithmetic / other_holder,
 #      Verifier.check_bindings; older ENGs load with them None)
 # 1.8: value lists (Claim.other_value; older ENGs load with it None)
-SCHEMA_VERSION = "1.8"
+# 1.9: claims supported alone (Claim.supported_alone_by; older ENGs load with it empty)
+SCHEMA_VERSION = "1.9"
 
 Status = Literal["supported", "contradicted", "unsupported"]
 Classification = Literal["unsupported", "contradicted", "fragile", "joint", "robust"]
@@ -119,8 +120,8 @@ class Claim(_Model):
     p_entail_alone: list[float] | None = Field(
         default=None,
         description=(
-            "Claims not supported: entailment by each of premise_contexts alone, in the same "
-            "order. Added in schema 1.4."
+            "Claims not supported by their packed premise: entailment by each of "
+            "premise_contexts alone, in the same order. Added in schema 1.4."
         ),
     )
     unstated_amounts: list[str] = Field(
@@ -155,6 +156,15 @@ class Claim(_Model):
             "amount that sentence gives to what the claim describes, as written ('40 euros' for "
             "'Dinner is reimbursed up to 25 euros' against '25 euros for lunch and 40 euros for "
             "dinner'). Added in schema 1.8."
+        ),
+    )
+    supported_alone_by: list[int] = Field(
+        default_factory=list,
+        description=(
+            "Supported claims that their packed premise contradicted with no context to blame "
+            "(none contradicts them alone in a sentence about what they say): the contexts that "
+            "support the claim read alone (p_entail_alone), on which its verdict and necessity "
+            "rest. Added in schema 1.9."
         ),
     )
 

@@ -3,7 +3,7 @@ every supported claim holds on it, then pruned of the contexts it added."""
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Collection, Generator
 from typing import TYPE_CHECKING
 
 from .claims import Segment
@@ -28,14 +28,16 @@ class MinimalSet:
         necessary: dict[int, list[int]],
         single: dict[int, list[Scores]],
         n: int,
+        held: Collection[int] = (),
     ) -> Generator[list[Check], list[Scores], list[int]]:
-        """Union of necessary contexts, grown greedily until every supported claim holds,
-        then pruned of the contexts it added, last added first.
+        """Union of necessary contexts (and ``held``: those claims supported alone are read
+        from), grown greedily until every supported claim holds, then pruned of the contexts
+        it added, last added first.
 
         A claim that fails on the kept set gets the candidate with the highest single-context
         entailment added; candidates are the contexts feeding its full premise (the others
         ranked lower for it), all unkept contexts if none is left."""
-        kept = sorted({i for k in supported for i in necessary[k]})
+        kept = sorted({i for k in supported for i in necessary[k]}.union(held))
         added: list[int] = []
 
         def failing(keep: list[int]) -> Generator[list[Check], list[Scores], list[int]]:

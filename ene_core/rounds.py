@@ -75,7 +75,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
         checking = self.check_citations and any(s.cited for s in segments)
         found = yield from self._claim_rounds(index, order, segments, claims, checking)
         kept = yield from self._minimal_set(
-            index, segments, found.supported, found.necessary, found.single, n
+            index, segments, found.supported, found.necessary, found.single, n, found.held()
         )
         return self._graph(
             request,
@@ -200,11 +200,17 @@ class PlanRounds(MinimalSet, GraphAssembly):
         }
         # A contradiction needs a culprit: a context of its premise that contradicts the claim
         # on its own (with check_bindings, in a sentence about what the claim is about). Where
-        # none does, the claim is unsupported.
-        alone_said = iter(zip(alone_checks, both.verdicts[len(loo_checks) : split], strict=True))
-        blame = {
-            k: [i for i in premised[k] if self._culprit(*next(alone_said))] for k in contradicted
-        }
+        # none does, the claim is unsupported, or (with check_bindings) supported by the
+        # contexts that support it alone: the packed premise only juxtaposed other sentences.
+        said = dict(
+            zip(
+                ((k, i) for k in contradicted + unsure for i in premised[k]),
+                zip(alone_checks, both.verdicts[len(loo_checks) : split], strict=True),
+                strict=True,
+            )
+        )
+        blame = {k: [i for i in premised[k] if self._culprit(*said[k, i])] for k in contradicted}
+        backed: dict[int, list[int]] = {}
         for k in contradicted:
             if k in clashes:  # the context that gives its role to another, and any culprit
                 blame[k] = sorted({*blame[k], own[k][0].sources[clashes[k].part][0]})
@@ -217,8 +223,13 @@ class PlanRounds(MinimalSet, GraphAssembly):
             elif k in derived:  # the contexts of the amounts it compares
                 blame[k] = sorted({own[k][0].sources[i][0] for i in derived[k].parts})
             if not blame[k]:
-                verdicts[k] = "unsupported"
                 del blame[k]
+                backers = [i for i in premised[k] if said[k, i][1] == "supported"]
+                if backers and self.check_bindings:
+                    verdicts[k], backed[k] = "supported", backers
+                    necessary[k] = backers if len(backers) == 1 else []
+                else:
+                    verdicts[k] = "unsupported"
         scores_alone = iter(alone)
         by_one = {
             k: [next(scores_alone).entail for _ in premised[k]] for k in contradicted + unsure
@@ -259,6 +270,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
             {k: d.working for k, d in derived.items()},
             {k: c.holder for k, c in clashes.items()},
             {k: v.rival.surface for k, v in misbound.items()},
+            backed,
         )
 
     def _judge_all(self, checks: Sequence[Check], scores: Sequence[Scores]) -> Judged:

@@ -157,6 +157,7 @@ def same_verdict(streamed: Claim, final: Claim) -> bool:
         "arithmetic",
         "other_holder",
         "other_value",
+        "supported_alone_by",
     )
     if streamed.cited:
         fields += ("citation_supported", "citations_unneeded", "citations_missing")

@@ -432,6 +432,10 @@ class NecessitySpanRecorder:
                 event["ene.claim.value_held_by_another"] = True
                 if self.capture_content:
                     event["ene.claim.other_value"] = truncate(claim.other_value, cut)
+            if claim.supported_alone_by:  # supported by contexts read alone, not packed
+                event["ene.claim.supported_alone_by"] = [
+                    int(i) for i in claim.supported_alone_by[: self.max_list_items]
+                ]
             if claim.citation_supported is not None:  # markers as written in the answer
                 cap = self.max_list_items
                 event["ene.claim.citation_supported"] = claim.citation_supported

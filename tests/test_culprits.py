@@ -1,5 +1,6 @@
 """Who contradicts a claim: a context that contradicts it alone, in a sentence about what the claim
-is about (rounds.CULPRIT_SHARE of its content words, with check_bindings)."""
+is about (rounds.CULPRIT_SHARE of its content words, with check_bindings); and a claim that its
+packed premise contradicts with no one to blame, but a context supports alone."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import itertools
 from collections.abc import Sequence
 
 import pytest
-from engine_views import claim_of, streamed_and_whole
+from engine_views import as_older, claim_events, claim_of, streamed_and_whole
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -110,3 +111,79 @@ def test_word_share_is_a_share_of_the_best_sentence(
     assert word_share(claim, sentences[::-1]) == share  # the order of sentences does not matter
     if content_words(claim):
         assert word_share(claim, [claim]) == 1.0
+
+
+HOLDS = "The fund holds about 1,500 companies from 23 developed countries."
+ALSO = "About 1,500 companies are what the fund holds, from 23 developed countries."
+
+
+class JuxtaposingOracle(KeywordOracle):
+    """Like a small NLI model confused by a packed premise: contradicts a claim where any line
+    of the premise is about a fund and lacks the claim's words; else entails a claim whose
+    content words are all in the premise; else neutral."""
+
+    name = "juxtaposing-oracle"
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> list[Scores]:
+        out = []
+        for premise, claim in pairs:
+            need = set(content_words(claim))
+            lines = [set(content_words(line)) for line in premise.splitlines()]
+            if any("fund" in have and not need <= have for have in lines):
+                out.append(Scores(0.05, 0.9))
+            elif need <= set(content_words(premise)):
+                out.append(Scores(0.95, 0.02))
+            else:
+                out.append(Scores(0.05, 0.05))
+        return out
+
+
+CLAIM = "The fund holds about 1,500 companies."
+
+
+@pytest.mark.parametrize("order", [(HOLDS, BOND), (BOND, HOLDS)])
+def test_a_claim_its_packed_premise_only_juxtaposes_is_supported_alone(
+    order: tuple[str, str],
+) -> None:
+    blind = NecessityEngine(JuxtaposingOracle(), check_bindings=False).evaluate(CLAIM, list(order))
+    was = claim_of(blind, CLAIM)
+    assert (was.status, [order[i] for i in was.contradicted_by]) == ("contradicted", [BOND])
+    streamed, whole = streamed_and_whole(NecessityEngine(JuxtaposingOracle()), CLAIM, order)
+    for eng in (streamed, whole):
+        claim = claim_of(eng, CLAIM)
+        assert (claim.status, claim.classification) == ("supported", "fragile")
+        assert claim.p_entail is not None and claim.p_entail < 0.5  # the packed premise's score
+        assert [order[i] for i in claim.supported_alone_by] == [HOLDS]
+        assert [order[i] for i in claim.necessary] == [HOLDS] and claim.contradicted_by == []
+        assert claim.p_entail_alone is not None and max(claim.p_entail_alone) > 0.9
+    assert [order[i] for i in whole.minimal_sufficient_set] == [HOLDS]
+    assert [order[c.index] for c in whole.contexts if not c.used] == [BOND]
+    assert [c.model_dump() for c in streamed.claims] == [c.model_dump() for c in whole.claims]
+
+
+def test_two_contexts_that_each_support_it_alone_make_it_robust() -> None:
+    eng = NecessityEngine(JuxtaposingOracle()).evaluate(CLAIM, [HOLDS, BOND, ALSO])
+    claim = claim_of(eng, CLAIM)
+    assert (claim.status, claim.classification, claim.necessary) == ("supported", "robust", [])
+    assert claim.supported_alone_by == [0, 2]
+    assert len(eng.minimal_sufficient_set) == 1 and eng.minimal_sufficient_set[0] in (0, 2)
+
+
+def test_a_claim_no_context_supports_alone_stays_unsupported() -> None:
+    claim = claim_of(NecessityEngine(JuxtaposingOracle()).evaluate(CLAIM, [BOND]), CLAIM)
+    assert (claim.status, claim.supported_alone_by, claim.necessary) == ("unsupported", [], [])
+
+
+def test_supported_alone_is_shown_and_an_older_eng_loads_without_it() -> None:
+    from ene_core.cli.commands import render
+    from ene_core.reports.viewer import render_html
+
+    engine = NecessityEngine(JuxtaposingOracle())
+    eng = engine.evaluate(CLAIM, [BOND, HOLDS])
+    assert "supported read alone by: #2" in render(eng)
+    assert "supported read alone by: #2" in render_html([eng])
+    plain, content = claim_events(engine, CLAIM, [BOND, HOLDS])
+    assert list(plain["ene.claim.supported_alone_by"]) == [1]  # OpenTelemetry keeps a tuple
+    assert content["ene.claim.supported_alone_by"] == plain["ene.claim.supported_alone_by"]
+    old = as_older(eng, "1.8", [], ["supported_alone_by"])
+    assert old.claims[0].supported_alone_by == [] and old.schema_version == "1.8"

@@ -421,6 +421,9 @@ def render(eng: EvidenceNecessityGraph) -> str:
             lines.append(f"  {' ' * len(number)} the evidence gives it to: {claim.other_holder}")
         if claim.other_value is not None:
             lines.append(f"  {' ' * len(number)} the evidence gives instead: {claim.other_value}")
+        if claim.supported_alone_by:
+            alone = ", ".join(f"#{i + 1}" for i in claim.supported_alone_by)
+            lines.append(f"  {' ' * len(number)} supported read alone by: {alone}")
     for ctx in eng.contexts:
         mark = "used" if ctx.used else "UNUSED"
         preview = ctx.text[:70].replace("\n", " ")

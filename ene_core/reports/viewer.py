@@ -185,6 +185,10 @@ def _claim_title(claim: Claim) -> str:
         read += f"; the evidence gives it to: {claim.other_holder}"
     if claim.other_value is not None:
         read += f"; the evidence gives instead: {claim.other_value}"
+    if claim.supported_alone_by:
+        read += "; supported read alone by: " + ", ".join(
+            f"#{i + 1}" for i in claim.supported_alone_by
+        )
     if claim.status == "contradicted":
         by = ", ".join(f"#{i + 1}" for i in claim.contradicted_by) or "-"
         p = f"{claim.p_contra:.2f}" if claim.p_contra is not None else "-"
@@ -385,6 +389,9 @@ def _verdicts(eng: EvidenceNecessityGraph) -> str:
         if claim.other_value is not None:
             value = esc(claim.other_value)
             read += f' <span class="read">the evidence gives instead: <q>{value}</q></span>'
+        if claim.supported_alone_by:
+            alone = ", ".join(f"#{i + 1}" for i in claim.supported_alone_by)
+            read += f' <span class="read">supported read alone by: {alone}</span>'
 
         rows.append(
             f'<li data-key="{_ckey(claim.index)}" data-links="{_claim_links(claim)}">'
