@@ -202,14 +202,16 @@ class PlanRounds(MinimalSet, GraphAssembly):
         # on its own (with check_bindings, in a sentence about what the claim is about). Where
         # none does, the claim is unsupported, or (with check_bindings) supported by the
         # contexts that support it alone: the packed premise only juxtaposed other sentences.
-        said = dict(
+        alone_said = dict(
             zip(
                 ((k, i) for k in contradicted + unsure for i in premised[k]),
                 zip(alone_checks, both.verdicts[len(loo_checks) : split], strict=True),
                 strict=True,
             )
         )
-        blame = {k: [i for i in premised[k] if self._culprit(*said[k, i])] for k in contradicted}
+        blame = {
+            k: [i for i in premised[k] if self._culprit(*alone_said[k, i])] for k in contradicted
+        }
         backed: dict[int, list[int]] = {}
         for k in contradicted:
             if k in clashes:  # the context that gives its role to another, and any culprit
@@ -224,7 +226,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
                 blame[k] = sorted({own[k][0].sources[i][0] for i in derived[k].parts})
             if not blame[k]:
                 del blame[k]
-                backers = [i for i in premised[k] if said[k, i][1] == "supported"]
+                backers = [i for i in premised[k] if alone_said[k, i][1] == "supported"]
                 if backers and self.check_bindings:
                     verdicts[k], backed[k] = "supported", backers
                     necessary[k] = backers if len(backers) == 1 else []
