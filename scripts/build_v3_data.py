@@ -77,8 +77,7 @@ def build_v3(data_dir: Path, seed: int = 13) -> tuple[list[Pair], list[Pair], di
     )
     train.extend(hotpot_question_pairs(hotpot, HOTPOT_TRAIN_QUESTIONS, random.Random(seed + 5)))
     dev.extend(hotpot_question_pairs(hotpot, HOTPOT_CALIB_QUESTIONS, random.Random(seed + 6)))
-    pool = [s for q in hotpot[:54] for _t, ss in q["context"] for s in ss if s.strip()]
-    pool = [s.strip() for s in pool]
+    pool = [s.strip() for q in hotpot[:54] for _t, ss in q["context"] for s in ss if s.strip()]
     rt = random.Random(f"topic:{seed}")  # its own stream: the pairs above stay as they were built
     train.extend(hotpot_topic_pairs(hotpot, HOTPOT_TRAIN_QUESTIONS, pool, rt))
     dev.extend(hotpot_topic_pairs(hotpot, HOTPOT_CALIB_QUESTIONS, pool, rt))

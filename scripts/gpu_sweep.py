@@ -19,7 +19,8 @@ learning rates), and run G's mix with them. Selection: S = mean(dev status, dev 
 fresh F1); eligible if contrast >= the shipped model's - 0.05 and supported -> contradicted on
 dev + fresh <= its count; the best eligible S comes back as ``weights.0-2`` (cat them) and
 ``config.json``, with ``results.json`` and ``logs.tgz``. The GPU model tests
-(``scripts/gpu_check.sh --no-bench``) run beside it. ``DRY=1`` runs every step small on a CPU.
+(``scripts/gpu_check.sh --no-bench``) run beside it. ``DRY=1`` runs every step small on a CPU;
+``SKIP_TRAIN=1`` scores the checkpoints already in ``$WORK``.
 """
 
 from __future__ import annotations
@@ -86,18 +87,18 @@ def prep() -> None:
         log(f"mix {name}: {len(tr)} train / {len(dv)} dev")
 
 
-RUNS = {  # name: (mix, lr, extra args)
-    "A": ("pol2", 1.5e-5, []),
-    "B": ("topic", 1.5e-5, []),
-    "C": ("topic", 3e-5, []),
-    "D": ("gtopic", 1.5e-5, []),
+RUNS = {  # name: (mix, lr)
+    "A": ("pol2", 1.5e-5),
+    "B": ("topic", 1.5e-5),
+    "C": ("topic", 3e-5),
+    "D": ("gtopic", 1.5e-5),
 }
 
 
 def train() -> None:
     steps, every, minutes = (20, 10, 1.0) if DRY else (4000, 1000, 3.6)
     procs = []
-    for name, (mix, lr, extra) in RUNS.items():
+    for name, (mix, lr) in RUNS.items():
         cmd = [
             PY,
             str(Path(__file__).with_name("train_default_verifier.py")),
@@ -131,7 +132,6 @@ def train() -> None:
             "3",
             "--max-minutes",
             str(minutes),
-            *extra,
         ]
         if DRY:
             cmd += ["--device", "cpu"]

@@ -27,9 +27,9 @@ appears under every label in about the shares of the generated set as a whole
 * **near-duplicate evidence**: the evidence stated twice in slightly different words ->
   entailment (and the claim with one value changed -> contradiction).
 * **same-topic evidence** (HotpotQA paragraphs of questions 0-53 / 54-59): the rest of the
-  claim's own paragraph and sentences of the question's other paragraphs, without the claim's own sentence ->
-  neutral; with it (or a light rewrite) -> entailment; with it changed (a number, a name, an
-  antonym, a negation) -> contradiction. v3 read a sentence about another attribute of the same
+  claim's own paragraph and sentences of the question's other paragraphs, without the claim's
+  own sentence -> neutral; with it (or a light rewrite) -> entailment; with it changed (a
+  number, a name, an antonym, a negation) -> contradiction. v3 read a sentence about another attribute of the same
   subject as a contradiction ("The museum café serves lunch until 15:00" against "The museum is
   closed on Mondays").
 * **question form** (short answers, issue 22): a question and a short answer read as the
@@ -1519,11 +1519,13 @@ def topic_pairs(
     rng: random.Random,
     src: str,
     neighbours: Sequence[str] = (),
+    names: Iterable[str] = (),
 ) -> list[Pair]:
     """Same-topic evidence for one seed of ``group``: its siblings (and at times a sentence about
     a neighbouring topic, from ``neighbours``) alone -> neutral, with the seed (or a light
-    rewrite) -> entailment, with the seed changed -> contradiction. The seed must say at least
-    two content words the siblings do not (so that they cannot entail it)."""
+    rewrite) -> entailment, with the seed changed (a name from the group or ``names``) ->
+    contradiction. The seed must say at least two content words the siblings do not (so that
+    they cannot entail it)."""
     seeds = [s for s in group if 6 <= len(s.split()) <= 40 and not _PRONOUN_OPENING.match(s)]
     if not seeds:
         return []
@@ -1539,9 +1541,7 @@ def topic_pairs(
     told = content_words(" ".join(chosen))
     if len(content_words(claim) - told) < 2:
         return []
-    names = sorted(
-        {e for s in group for e in entities(s)} | {e for s in pool[:200] for e in entities(s)}
-    )
+    others = sorted({e for s in group for e in entities(s)}.union(names))
     extra = rng.sample(list(pool), rng.randint(0, 1)) if pool else []
 
     def premise(lines: Sequence[str]) -> str:
@@ -1552,7 +1552,7 @@ def topic_pairs(
     out = [Pair(premise(chosen), claim, NEUTRAL, f"{src}:topic-sibling")]
     said = paraphrase(seed, rng) if rng.random() < 0.5 else None
     out.append(Pair(premise([*chosen, said or seed]), claim, ENTAILMENT, f"{src}:topic-stated"))
-    wrong = _changed(seed, names, rng)
+    wrong = _changed(seed, others, rng)
     if wrong:
         out.append(Pair(premise([*chosen, wrong]), claim, CONTRADICTION, f"{src}:topic-changed"))
     return out
@@ -1566,7 +1566,9 @@ def hotpot_topic_pairs(
     src: str = "v3:hotpot",
 ) -> list[Pair]:
     """:func:`topic_pairs` over every paragraph (one topic each) of HotpotQA questions ``indices``,
-    four times per paragraph; the question's other paragraphs are the neighbouring topics."""
+    four times per paragraph; the question's other paragraphs are the neighbouring topics, and
+    the names of the first 200 ``pool`` sentences what a changed seed may name."""
+    names = {e for s in pool[:200] for e in entities(s)}
     out: list[Pair] = []
     for qi in indices:
         paras = [[s.strip() for s in ss if s.strip()] for _t, ss in questions[qi]["context"]]
@@ -1574,7 +1576,7 @@ def hotpot_topic_pairs(
             if len(group) >= 2:
                 near = [s for j, p in enumerate(paras) if j != i for s in p]
                 for _ in range(4):
-                    out.extend(topic_pairs(group, pool, rng, src, near))
+                    out.extend(topic_pairs(group, pool, rng, src, near, names))
     return out
 
 
