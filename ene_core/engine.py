@@ -33,6 +33,7 @@ from .polarity import turned
 from .premise import PremisePacker
 from .request import Request, build_all, run_built
 from .rounds import PlanRounds
+from .scope import narrowed
 from .scoring import Check, Plan, PlanDriver, ScoreCache  # noqa: F401  (Check, Plan: public here)
 from .streaming import ClaimStream, StreamRegistry
 
@@ -166,10 +167,11 @@ class NecessityEngine(PlanRounds, PlanDriver):
         """The verdict on one check: the model's (:func:`~ene_core.oracle.decide`), but
         contradicted when the premise gives the claim's unique role to another, its amount to
         something else than the claim describes, its route the other way round, or says it with
-        its negation taken away or added or a word turned ("gold" / "silver"), the
-        arithmetic's for a comparison the premise's amounts settle, never supported when the
-        premise states one of the claim's amounts nowhere, and never contradicted when the claim
-        computes an amount from two the premise states."""
+        its negation taken away or added or a word turned ("gold" / "silver") or restricts the
+        noun it says "every" of ("only on the Enterprise plan"); the arithmetic's for a
+        comparison the premise's amounts settle, never supported when the premise states one of
+        the claim's amounts nowhere, and never contradicted when the claim computes an amount
+        from two the premise states."""
         verdict = decide(scores, self.threshold, self.contradiction_threshold)
         premise, claim = check
         if self.check_bindings and (
@@ -177,8 +179,9 @@ class NecessityEngine(PlanRounds, PlanDriver):
             or other_value(claim, premise.parts) is not None
             or reversed_route(claim, premise.parts) is not None
             or turned(claim, premise.parts) is not None
+            or narrowed(claim, premise.parts) is not None
         ):
-            return "contradicted"  # role or value held by another, route reversed, negation
+            return "contradicted"  # role or value held by another, route reversed, negation...
         if not self.check_amounts:
             return verdict
         derived = derive(claim, premise.parts)

@@ -32,6 +32,7 @@ from .oracle import Scores, Verdict
 from .polarity import turned
 from .premise import EvidenceIndex, Premise, word_share
 from .request import ClaimsRequest, Request
+from .scope import narrowed
 from .scoring import Check, Plan, _Tally
 
 #: the share of a claim's content words that a culprit's sentence must have (with check_bindings);
@@ -220,7 +221,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
                 blame[k] = [own[k][0].sources[misbound[k].part][0]]
             elif k in reversals:  # the context that gives its route the other way round
                 blame[k] = sorted({*blame[k], own[k][0].sources[reversals[k]][0]})
-            elif k in flips:  # the context that says it with its negation or a word turned
+            elif k in flips:  # the context that turns its negation or a word, or narrows it
                 blame[k] = [own[k][0].sources[flips[k]][0]]
             elif k in derived:  # the contexts of the amounts it compares
                 blame[k] = sorted({own[k][0].sources[i][0] for i in derived[k].parts})
@@ -303,7 +304,14 @@ class PlanRounds(MinimalSet, GraphAssembly):
         return reversed_route(check[1], check[0].parts) if self.check_bindings else None
 
     def _flip(self, check: Check) -> int | None:
-        return turned(check[1], check[0].parts) if self.check_bindings else None
+        """The premise part that says the claim with its negation or a word turned
+        (:func:`~ene_core.polarity.turned`) or narrows its "every"
+        (:func:`~ene_core.scope.narrowed`)."""
+        if not self.check_bindings:
+            return None
+        premise, claim = check
+        found = turned(claim, premise.parts)
+        return found if found is not None else narrowed(claim, premise.parts)
 
     def _clash(self, check: Check) -> RoleClash | None:
         return other_holder(check[1], check[0].parts) if self.check_bindings else None

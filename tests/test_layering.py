@@ -68,6 +68,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "arithmetic",
                 "bindings",
                 "polarity",
+                "scope",
                 "premise",
                 "encoding",
                 "oracle",

@@ -168,7 +168,8 @@ PIECES = st.sampled_from(
         "The", "fee", "is", "not", "n't", "never", "no", "only", "but", "and", "while", ",", ";",
         "25", "euros", "40 euros", "for", "lunch", "dinner", "gold", "silver", "open", "closed",
         "unsigned", "signed", "up to", "100 ml or less", "8 minutes and 20 seconds", "per minute",
-        "may", "always", "before", "after", ".", "don't", "cannot", "1990", "in",
+        "may", "always", "before", "after", ".", "don't", "cannot", "1990", "in", "every", "all",
+        "except", "plan", "plans",
     ]
 )  # fmt: skip
 SENTENCE = st.lists(PIECES, max_size=14).map(" ".join)
@@ -177,8 +178,9 @@ SENTENCE = st.lists(PIECES, max_size=14).map(" ".join)
 @given(SENTENCE, st.lists(SENTENCE, max_size=3))
 def test_the_rules_never_raise_and_answer_alike(claim: str, parts: list[str]) -> None:
     from ene_core.bindings import other_holder, other_value, reversed_route, same_opening
+    from ene_core.scope import narrowed
 
-    for rule in (flipped, opposite, turned, other_value, other_holder, reversed_route):
+    for rule in (flipped, opposite, turned, other_value, other_holder, reversed_route, narrowed):
         found = rule(claim, parts)
         assert found == rule(claim, list(parts))  # deterministic
         index = found if isinstance(found, int) or found is None else found.part
