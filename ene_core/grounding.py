@@ -285,6 +285,8 @@ def same_amount(claim: Amount, q: Amount) -> bool:
         return False  # two limits: "up to 200 ml" is not "100 ml or less"
     if claim.bound == "~" or q.bound == "~":
         return abs(claim.value - q.value) <= _TOLERANCE * abs(claim.value)
+    if claim.bound == "<=" and not q.bound:
+        return False  # "up to two years" says the most there is, not "16 weeks"
     if claim.bound in ("<", "<="):
         return q.value <= claim.value and q.bound not in (">", ">=")
     if claim.bound in (">", ">="):
