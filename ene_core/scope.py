@@ -6,15 +6,17 @@ is there but "only". The same holds for "all rates except the Saver rate" agains
 rate", and "the Business plan only" against "all plans".
 
 :func:`narrowed` finds such a sentence: the claim quantifies a noun with "all", "every", "any" or
-"each" ("every plan"), and an evidence sentence that shares at least half of the claim's content
-words restricts that same noun with "only", "except", "excluding", "other than", "apart from",
-"with the exception of", "limited to", "restricted to" or "exclusively" ("only available on the
-Enterprise plan", "the Business plan only", "except the Saver rate"). The engine then calls the
-claim contradicted by that sentence's context.
+"each" ("every plan"), and a clause of an evidence sentence that shares at least half of the
+claim's content words restricts that same noun with "only", "except", "excluding", "other
+than", "apart from", "with the exception of", "limited to", "restricted to" or "exclusively"
+("only available on the Enterprise plan", "the Business plan only", "except the Saver rate").
+The engine then calls the claim contradicted by that sentence's context.
 
 Fail-closed: ``None`` for a claim that restricts itself ("every plan except Free") or denies a
-universal ("not every plan"), for a frequency ("every 30 minutes"), and for a restriction of
-anything else ("Only admins can delete any project" restricts who, not which project).
+universal ("not every plan"), for "any" after a negation ("without any effect"), for a
+frequency ("every 30 minutes"), for a restriction of anything else ("Only admins can delete any
+project" restricts who, not which project), and for one in another clause ("..., although only
+photosynthetic organisms use it directly").
 Deterministic and offline.
 """
 
@@ -34,6 +36,12 @@ SHARE = 0.5
 _TOKEN = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*|[,;:.()!?]")
 _BREAK = frozenset(",;:.()!?")
 _UNIVERSAL = frozenset({"all", "every", "any", "each"})
+# "without any", "not any": no universal
+_NEGATIVE = frozenset({"without", "not", "never", "hardly", "barely", "no"})
+# where a clause with its own subject and predicate begins: "..., although only X do Y"
+_CLAUSE = re.compile(
+    r";\s*|,?\s+(?:although|though|whereas|while)\s+|,\s+(?:and|but|so|yet)\s+", re.IGNORECASE
+)
 # words between a quantifier and its noun ("every room rate", "all of the plans")
 _NOUN_SPAN = 3
 # a claim that restricts or denies its own universal is left to the model
@@ -70,7 +78,7 @@ _BEFORE = (
 
 def narrowed(claim: str, parts: Sequence[str]) -> int | None:
     """The index of the first premise part that restricts the noun ``claim`` says "all",
-    "every", "any" or "each" of, in a sentence that shares at least half of the claim's content
+    "every", "any" or "each" of, in a clause that shares at least half of the claim's content
     words; ``None`` otherwise."""
     return _narrowed(claim.strip(), tuple(parts))
 
@@ -82,10 +90,11 @@ def _narrowed(claim: str, parts: tuple[str, ...]) -> int | None:
         return None
     words = set(content_words(claim))
     for i, part in enumerate(parts):
-        if len(words.intersection(content_words(part))) < SHARE * len(words):
-            continue
-        if _restricts(part, nouns):
-            return i
+        for clause in _CLAUSE.split(part):
+            if len(words.intersection(content_words(clause))) < SHARE * len(words):
+                continue
+            if _restricts(clause, nouns):
+                return i
     return None
 
 
@@ -98,7 +107,8 @@ def _quantified(claim: str) -> frozenset[str]:
     tokens = [t.lower() for t in _TOKEN.findall(claim)]
     found: set[str] = set()
     for n, token in enumerate(tokens):
-        if token not in _UNIVERSAL:
+        before = tokens[n - 1] if n else ""
+        if token not in _UNIVERSAL or before in _NEGATIVE or before.endswith("n't"):
             continue
         span = _span(tokens, n + 1, {"of", "the"})
         if not span or span[0][0].isdigit() or _FREQUENCY & set(content_words(" ".join(span))):

@@ -47,6 +47,15 @@ def test_narrowed(claim: str, sentence: str) -> None:
         ("Breakfast is included with every rate except Saver.", RATES),  # the claim restricts
         ("Not every plan includes phone support.", PLANS),  # the claim denies the universal
         ("Phone support is available on the Enterprise plan.", PLANS),  # no universal
+        (
+            "Court orders are made without any future effect.",  # "any" after a negation
+            "Court orders are made with only immediate effect, and without any future effect.",
+        ),
+        (
+            "Sunlight is the main source of energy for all of the organisms in most food chains.",
+            "Sunlight provides the energy that drives nearly all ecosystems although only"
+            " photosynthetic organisms use it directly as an energy source.",
+        ),  # another clause, with its own subject and predicate
         ("Phone support is available on every plan.", "Only Enterprise customers get a manager."),
         ("Every plan includes backups.", "Phone support is only available on the Enterprise plan."),
     ],
