@@ -445,8 +445,8 @@ class NecessityCallbackHandler(BaseCallbackHandler):
 
     @_guarded
     def on_llm_new_token(
-        self, token: str, *, chunk: Any = None, run_id: UUID, **kwargs: Any
-    ) -> None:
+        self, token: object, *, chunk: Any = None, run_id: UUID, **kwargs: Any
+    ) -> None:  # token: a string, or content blocks on newer langchain-core (not an answer's text)
         if self._answers is None:
             return
         request = self._lookup(run_id)

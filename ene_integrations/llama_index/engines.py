@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 from typing import Any
 
 from llama_index.core.base.base_query_engine import BaseQueryEngine
@@ -69,10 +69,7 @@ class _Pruning:
 
     # -- streams: the tokens pass through as they come; the sources are pruned at the end ----------
     def _stream(self, inner: StreamingResponse, question: str) -> StreamingResponse:
-        out = StreamingResponse(None, list(inner.source_nodes), dict(inner.metadata or {}))
-        _follow(inner, out)
-
-        def tokens() -> Iterator[str]:
+        def tokens() -> Generator[str, None, None]:
             parts = []
             for token in inner.response_gen:
                 parts.append(token)
@@ -80,14 +77,12 @@ class _Pruning:
             inner.response_txt = "".join(parts)  # our own inner response, read to the end
             _settled(out, lambda: self._now(inner, question))
 
-        out.response_gen = tokens()
+        out = StreamingResponse(tokens(), list(inner.source_nodes), dict(inner.metadata or {}))
+        _follow(inner, out)
         return out
 
     def _astream(self, inner: AsyncStreamingResponse, question: str) -> AsyncStreamingResponse:
-        out = AsyncStreamingResponse(None, list(inner.source_nodes), dict(inner.metadata or {}))
-        _follow(inner, out)
-
-        async def tokens() -> AsyncIterator[str]:
+        async def tokens() -> AsyncGenerator[str, None]:
             parts = []
             async for token in inner.response_gen:
                 parts.append(token)
@@ -95,7 +90,8 @@ class _Pruning:
             inner.response_txt = "".join(parts)
             _settled(out, await _attempt(self._anow(inner, question)))
 
-        out.response_gen = tokens()
+        out = AsyncStreamingResponse(tokens(), list(inner.source_nodes), dict(inner.metadata or {}))
+        _follow(inner, out)
         return out
 
     def _chat_stream(
@@ -104,7 +100,7 @@ class _Pruning:
         out = _chat_copy(inner)
         _follow(inner, out)
 
-        def chats() -> Iterator[ChatResponse]:
+        def chats() -> Generator[ChatResponse, None, None]:
             text = ""
             for token in inner.response_gen:
                 text += token
@@ -120,7 +116,7 @@ class _Pruning:
         out = _chat_copy(inner)
         _follow(inner, out)
 
-        async def chats() -> AsyncIterator[ChatResponse]:
+        async def chats() -> AsyncGenerator[ChatResponse, None]:
             text = ""
             async for token in inner.async_response_gen():
                 text += token
