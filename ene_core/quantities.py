@@ -175,6 +175,10 @@ _SHARE = (
 _HALF_UNIT = (
     r"(?P<half_of>half\s+an?\s+(?P<half_unit>hour|day|year|minute|week|month|decade|century))\b"
 )
+_PART_OF_UNIT = (  # "a quarter of an hour", "three quarters of an hour", "a third of the year"
+    rf"(?:(?P<part_n>a|an|one|{_WORD_NUMBER})\s+(?P<part_d>{'|'.join(_ORDINAL_SHARES)})\s+of\s+"
+    r"(?:an?|one|the)\s+(?P<part_unit>hour|day|year|minute|week|month|decade|century))\b"
+)
 _UNIT_AND_HALF = (
     r"(?:an?\s+(?P<uh_unit>hour|day|year|minute|week|month|decade|century)\s+and\s+a\s+half)\b"
 )
@@ -198,7 +202,7 @@ _OR_BOUNDS = {  # after the amount: "100 ml or less", "18 or older"
 }
 _OR_BOUND = rf"(?:\s+or\s+(?P<or_bound>{'|'.join(_OR_BOUNDS)}))?"
 _PATTERN = re.compile(
-    rf"(?<![\w$€£.,-])(?:{_FREQUENCY}|{_BOUND}(?:{_HALF_UNIT}|{_UNIT_AND_HALF}|{_SHARE}"
+    rf"(?<![\w$€£.,-])(?:{_FREQUENCY}|{_BOUND}(?:{_HALF_UNIT}|{_PART_OF_UNIT}|{_UNIT_AND_HALF}|{_SHARE}"
     rf"|{_CURRENCY_SIGN}?{_NUMBER}{_UNIT}?{_OR_BOUND}))(?![\w-]|[.,]\d)",
     re.IGNORECASE,
 )
@@ -279,6 +283,12 @@ def _measure(m: re.Match[str]) -> tuple[str, Fraction, str, str] | None:
         return "frequency", _UNITS[g["times_unit"].lower()][1] / count, "", "phrase"
     if g["half_of"]:
         return "time", _UNITS[g["half_unit"].lower()][1] / 2, g["half_unit"], "phrase"
+    if g["part_unit"]:
+        n = _number(g["part_n"])
+        if n is None:
+            return None
+        share = n / _ORDINAL_SHARES[g["part_d"].lower()]
+        return "time", _UNITS[g["part_unit"].lower()][1] * share, g["part_unit"], "phrase"
     if g["uh_unit"]:
         return "time", _UNITS[g["uh_unit"].lower()][1] * Fraction(3, 2), g["uh_unit"], "phrase"
     if g["share_d"]:

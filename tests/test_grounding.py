@@ -57,6 +57,8 @@ from ene_core.testing import KeywordOracle
         ("The plan costs 4.90 euros a month.", "The plan: 4.90 euros per month, 25 days a year."),
         ("Containers hold up to 100 ml.", "Containers of 100 ml or less are allowed."),
         ("Members must be 18 or older.", "Members must be at least 18."),
+        ("Rinse for no less than a quarter of an hour.", "Rinse for at least 15 minutes."),
+        ("Check in three quarters of an hour early.", "Check in 45 minutes early."),
         ("The flight takes less than 2 hours.", "The flight takes 95 minutes."),  # "<", not "up to"
         ("Drink 2 litres a day.", "Drink 2,000 ml a day."),
         ("The API allows roughly 10 requests per second.", "It allows 600 requests per minute."),
@@ -202,6 +204,7 @@ _PIECES = [
     "$5",
     "over 20",
     "half an hour",
+    "a quarter of an hour",
 ]
 
 

@@ -24,6 +24,10 @@ from ene_core.testing import KeywordOracle
         ("one hundred and five", "count", Fraction(105), ""),
         ("The meeting lasted an hour and a half.", "time", Fraction(1, 16), ""),
         ("It took half an hour.", "time", Fraction(1, 48), ""),
+        ("Rinse for no less than a quarter of an hour.", "time", Fraction(1, 96), ">="),
+        ("three quarters of an hour", "time", Fraction(1, 32), ""),
+        ("up to a quarter of the year", "time", Fraction(36525, 400), "<="),
+        ("a third of the budget", "share", Fraction(1, 3), ""),  # not a time: no unit
         ("The course runs for 42 days.", "time", Fraction(42), ""),
         ("The course runs for six weeks.", "time", Fraction(42), ""),
         ("50% of the respondents", "share", Fraction(1, 2), ""),
