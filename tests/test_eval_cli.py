@@ -6,6 +6,7 @@ Every run uses ``--oracle keyword`` (no model): these tests are about the batch 
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -338,6 +339,15 @@ def test_sigint_then_resume_finishes_a_real_run_without_duplicates(tmp_path: Pat
     assert [r.get("id") for r in records(fresh)] == want_ids
 
 
+def _started(folder: Path) -> bool:
+    """Whether a run writing into ``folder`` has a ``.part`` file with a whole line in it."""
+    for p in folder.iterdir():
+        with contextlib.suppress(FileNotFoundError):  # renamed at the end of the run
+            if p.suffix == ".part" and b"\n" in p.read_bytes():
+                return True
+    return False
+
+
 def test_sigterm_ends_a_run_like_ctrl_c(tmp_path: Path) -> None:
     src = write_jsonl(tmp_path / "in.jsonl", [request(i) for i in range(6000)])
     out = tmp_path / "out.jsonl"
@@ -347,9 +357,8 @@ def test_sigterm_ends_a_run_like_ctrl_c(tmp_path: Path) -> None:
         argv, env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.PIPE, text=True
     )
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not any(p.suffix == ".part" for p in tmp_path.iterdir()):
-        time.sleep(0.005)
-    time.sleep(0.3)
+    while time.monotonic() < deadline and not _started(tmp_path):
+        time.sleep(0.005)  # until the run has written a line (a fixed wait fails on a busy machine)
     run.send_signal(signal.SIGTERM)
     _, err = run.communicate(timeout=60)
     assert run.returncode == 130, err
