@@ -41,6 +41,7 @@ __all__ = [
     "RoleClash",
     "ValueClash",
     "other_holder",
+    "other_subject",
     "other_value",
     "own_clause",
     "reversed_route",
@@ -154,17 +155,7 @@ def same_opening(parts: Sequence[str], claim: str) -> list[int]:
     "Jonas Ek directed the orchestra in Malmo.", not "Princeton High School was founded in
     1867." for "Princeton High School was enlarged."."""
     words = [_fold(w) for w in claim.split()]
-    verb = next(
-        (
-            i
-            for i, w in enumerate(words)
-            if w in _AUX
-            or w in _IRREGULAR
-            or w.endswith("ed")
-            or (i and w.endswith("s") and words[i + 1 : i + 2] and words[i + 1] in _PREPOSITIONS)
-        ),
-        None,
-    )
+    verb = _verb(words)
     if verb is None:
         return []
     out = []
@@ -195,6 +186,80 @@ def own_clause(part: str) -> str:
     that opens like a claim alone."""
     m = _TURN.search(part)
     return part[: m.start()].rstrip() + "." if m else part
+
+
+# where a sentence's clauses part: "…, while …", "…; …", "…, and …", "…, but …"
+_CLAUSES = re.compile(r",?\s+(?:while|whereas)\s+|;\s*|,\s+(?:and|but)\s+", re.IGNORECASE)
+_SAID = 3  # words of the claim's predicate another subject's clause must say, at least
+
+
+def other_subject(parts: Sequence[str], claim: str) -> list[tuple[int, str]]:
+    """Clauses of one premise sentence that give the claim's predicate to another subject, and
+    the other clauses about the claim's subject (with a verb), each as ``(part index, clause)``;
+    empty unless the sentence has both: "Raman won the mountain stage to Culver Pike" and "Voss
+    took the final time trial" for "Voss won the mountain stage to Culver Pike.".
+
+    The predicate is the claim from its verb (as for :func:`same_opening`); another subject's
+    clause says at least three of its words, through at least half of the claim, after a subject
+    that shares no content word with the claim's. Read alone, such a clause may contradict the
+    claim; the engine then also reads the claim's subject's own clauses alone, and the claim is
+    contradicted only when none of them supports it."""
+    return _other_subject(tuple(parts), claim.strip())
+
+
+@lru_cache(maxsize=1 << 14)
+def _other_subject(parts: tuple[str, ...], claim: str) -> list[tuple[int, str]]:
+    words = [_fold(w) for w in claim.split()]
+    verb = _verb(words)
+    if not verb:
+        return []
+    subject = set(content_words(" ".join(words[:verb])))
+    predicate = words[verb:]
+    if not subject or not content_words(" ".join(predicate)):
+        return []
+    out: list[tuple[int, str]] = []
+    for i, part in enumerate(parts):
+        clauses = [c.strip(" .") for c in _CLAUSES.split(part.strip()) if c.strip(" .")]
+        others = [c for c in clauses if _says_for_another(c, subject, predicate, len(words))]
+        own = [
+            c
+            for c in clauses
+            if c not in others
+            and subject <= set(content_words(c))
+            and _verb([_fold(w) for w in c.split()])
+        ]
+        if others and own:
+            out += [(i, c + ".") for c in [*others, *own]]
+    return out
+
+
+def _says_for_another(clause: str, subject: set[str], predicate: list[str], size: int) -> bool:
+    theirs = [_fold(w) for w in clause.split()]
+    for start in range(1, len(theirs)):
+        n = 0
+        while n < min(len(predicate), len(theirs) - start) and predicate[n] == theirs[start + n]:
+            n += 1
+        if n:
+            said = n >= _SAID and 2 * (size - len(predicate) + n) >= size
+            theirs_subject = set(content_words(" ".join(theirs[:start])))
+            return said and bool(theirs_subject) and not theirs_subject & subject
+    return False
+
+
+def _verb(words: Sequence[str]) -> int | None:
+    """The index of the first word of ``words`` read as a verb: an auxiliary, a past tense, a
+    word in "-ed", or one in "-s" before a preposition ("runs to")."""
+    return next(
+        (
+            i
+            for i, w in enumerate(words)
+            if w in _AUX
+            or w in _IRREGULAR
+            or w.endswith("ed")
+            or (i and w.endswith("s") and words[i + 1 : i + 2] and words[i + 1] in _PREPOSITIONS)
+        ),
+        None,
+    )
 
 
 def _fold(word: str) -> str:

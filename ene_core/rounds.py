@@ -18,6 +18,7 @@ from .bindings import (
     RoleClash,
     ValueClash,
     other_holder,
+    other_subject,
     other_value,
     own_clause,
     reversed_route,
@@ -292,12 +293,15 @@ class PlanRounds(MinimalSet, GraphAssembly):
         return not self.check_bindings or word_share(claim, premise.parts) >= CULPRIT_SHARE
 
     def _openings(self, check: Check) -> list[Premise]:
-        """Each sentence of the check's premise that opens like its claim, as a premise alone."""
+        """Each sentence of the check's premise that opens like its claim, and each clause of one
+        that gives its predicate to another subject with the clauses about its own subject
+        (:func:`~ene_core.bindings.other_subject`), as a premise alone."""
         if not self.check_bindings:
             return []
         premise, claim = check
         parts = [p.strip() for p in premise.parts]
         clauses = [(i, own_clause(parts[i])) for i in same_opening(parts, claim)]
+        clauses += [c for c in other_subject(parts, claim) if c not in clauses]
         return [Premise(text, (premise.sources[i],), (text,)) for i, text in clauses]
 
     def _reversal(self, check: Check) -> int | None:

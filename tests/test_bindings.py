@@ -10,7 +10,7 @@ import pytest
 from engine_views import as_older, claim_of, shown_everywhere, streamed_and_whole
 
 from ene_core import NecessityEngine
-from ene_core.bindings import other_holder, reversed_route, same_opening
+from ene_core.bindings import other_holder, other_subject, reversed_route, same_opening
 from ene_core.oracle import Scores
 from ene_core.testing import KeywordOracle
 
@@ -280,3 +280,86 @@ def test_engine_contradicts_a_route_the_other_way_round() -> None:
         claim = claim_of(NecessityEngine(KeywordOracle()).evaluate(answer, order), answer)
         assert claim.status == "contradicted"
         assert [order[i] for i in claim.contradicted_by] == [VOYAGE]
+
+
+STAGES = "Raman won the mountain stage to Culver Pike, while Voss took the final time trial."
+
+
+@pytest.mark.parametrize(
+    ("claim", "parts", "found"),
+    [
+        (
+            "Voss won the mountain stage to Culver Pike.",
+            ["Rain.", STAGES],
+            [
+                (1, "Raman won the mountain stage to Culver Pike."),
+                (1, "Voss took the final time trial."),
+            ],
+        ),
+        (  # the predicate said through half of the claim, then otherwise
+            "Guard Malik Osei led the league in rebounds, averaging 11.8 a game.",
+            [
+                "Guard Malik Osei averaged 22.4 points per game, and centre Tomas Brandt led the"
+                " league in rebounds with 11.8 per game."
+            ],
+            [
+                (0, "centre Tomas Brandt led the league in rebounds with 11.8 per game."),
+                (0, "Guard Malik Osei averaged 22.4 points per game."),
+            ],
+        ),
+        ("Raman won the mountain stage to Culver Pike.", [STAGES], []),  # her own clause
+        (  # the claim's subject in no other clause of that sentence
+            "Voss won the mountain stage to Culver Pike.",
+            ["Raman won the mountain stage to Culver Pike.", "Voss took the final time trial."],
+            [],
+        ),
+        (  # one clause with both: a swap the model reads whole ("along with")
+            "Kenny Burke produced the film with Taylor.",
+            ["Taylor produced the film along with Kenny Burke."],
+            [],
+        ),
+        (  # the claim's subject clause without a verb: a sentence cut at a bracket
+            "Thierry is a retired French footballer.",
+            ["Thierry Henry (; born 1977) is a retired French footballer."],
+            [],
+        ),
+        ("Voss won the stage.", ["Raman won it; Voss was second."], []),  # under three words said
+    ],
+)
+def test_other_subject(claim: str, parts: list[str], found: list[tuple[int, str]]) -> None:
+    assert other_subject(parts, claim) == found
+
+
+class ClauseOracle(KeywordOracle):
+    """Contradicts a claim whose subject's words a one-clause premise lacks but whose other words
+    it has (another subject, same predicate); otherwise the keyword oracle's reading."""
+
+    name = "clause-oracle"
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> list[Scores]:
+        out = []
+        for premise, claim in pairs:
+            first, rest = claim.split(" ", 1)
+            have = set(re.findall(r"\w+", premise.lower()))
+            one = "\n" not in premise.strip() and premise.count(",") == 0
+            if one and first.lower() not in have and set(re.findall(r"\w+", rest.lower())) <= have:
+                out.append(Scores(0.02, 0.9))
+            else:
+                out.append(self._one(premise, claim))
+        return out
+
+
+@pytest.mark.parametrize(
+    "order", [[STAGES, "The race ended in Elmshire."], ["The race ended in Elmshire.", STAGES]]
+)
+def test_engine_reads_another_subjects_clause_alone(order: list[str]) -> None:
+    wrong = "Voss won the mountain stage to Culver Pike."
+    blind = NecessityEngine(ClauseOracle(), check_bindings=False).evaluate(wrong, order)
+    assert claim_of(blind, wrong).status == "supported"  # every word is in the sentence
+    streamed, whole = streamed_and_whole(NecessityEngine(ClauseOracle()), wrong, order)
+    for eng in (streamed, whole):
+        bad = claim_of(eng, wrong)
+        assert (bad.status, [order[i] for i in bad.contradicted_by]) == ("contradicted", [STAGES])
+    right = "Raman won the mountain stage to Culver Pike."
+    eng = NecessityEngine(ClauseOracle()).evaluate(right, order)
+    assert claim_of(eng, right).status == "supported"

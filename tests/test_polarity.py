@@ -177,7 +177,13 @@ SENTENCE = st.lists(PIECES, max_size=14).map(" ".join)
 
 @given(SENTENCE, st.lists(SENTENCE, max_size=3))
 def test_the_rules_never_raise_and_answer_alike(claim: str, parts: list[str]) -> None:
-    from ene_core.bindings import other_holder, other_value, reversed_route, same_opening
+    from ene_core.bindings import (
+        other_holder,
+        other_subject,
+        other_value,
+        reversed_route,
+        same_opening,
+    )
     from ene_core.scope import narrowed
 
     for rule in (flipped, opposite, turned, other_value, other_holder, reversed_route, narrowed):
@@ -186,6 +192,7 @@ def test_the_rules_never_raise_and_answer_alike(claim: str, parts: list[str]) ->
         index = found if isinstance(found, int) or found is None else found.part
         assert index is None or 0 <= index < len(parts)
     assert all(0 <= i < len(parts) for i in same_opening(parts, claim))
+    assert all(0 <= i < len(parts) and c for i, c in other_subject(parts, claim))
     for part in parts:
         aligned = align(part, claim)
         assert align(aligned, claim) == aligned  # aligning twice changes nothing
