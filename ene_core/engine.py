@@ -23,17 +23,14 @@ from typing import Any, Protocol, runtime_checkable
 
 from .arithmetic import derive
 from .batcher import MicroBatcher, Overflow
-from .bindings import other_holder, other_value, reversed_route
 from .citations import check_base
 from .errors import InvalidInputError
 from .graph import EvidenceNecessityGraph
 from .grounding import computed, unstated
 from .oracle import Scores, SupportOracle, Verdict, decide
-from .polarity import turned
 from .premise import PremisePacker
 from .request import Request, build_all, run_built
 from .rounds import PlanRounds
-from .scope import narrowed
 from .scoring import Check, Plan, PlanDriver, ScoreCache  # noqa: F401  (Check, Plan: public here)
 from .streaming import ClaimStream, StreamRegistry
 
@@ -174,13 +171,8 @@ class NecessityEngine(PlanRounds, PlanDriver):
         from two the premise states."""
         verdict = decide(scores, self.threshold, self.contradiction_threshold)
         premise, claim = check
-        if self.check_bindings and (
-            other_holder(claim, premise.parts) is not None
-            or other_value(claim, premise.parts) is not None
-            or reversed_route(claim, premise.parts) is not None
-            or turned(claim, premise.parts) is not None
-            or narrowed(claim, premise.parts) is not None
-        ):
+        rules = (self._clash, self._misbound, self._reversal, self._flip)  # each: check_bindings
+        if any(rule(check) is not None for rule in rules):
             return "contradicted"  # role or value held by another, route reversed, negation...
         if not self.check_amounts:
             return verdict
