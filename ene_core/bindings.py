@@ -40,6 +40,7 @@ from .premise import content_words
 __all__ = [
     "RoleClash",
     "ValueClash",
+    "clauses",
     "other_holder",
     "other_subject",
     "other_value",
@@ -188,8 +189,18 @@ def own_clause(part: str) -> str:
     return part[: m.start()].rstrip() + "." if m else part
 
 
-# where a sentence's clauses part: "…, while …", "…; …", "…, and …", "…, but …"
-_CLAUSES = re.compile(r",?\s+(?:while|whereas)\s+|;\s*|,\s+(?:and|but)\s+", re.IGNORECASE)
+# where a sentence's clauses part, each with its own subject and predicate: "…; …", "…, while …",
+# "… although …", "…, and …", "…, but …"
+_CLAUSES = re.compile(
+    r";\s*|,?\s+(?:although|though|whereas|while)\s+|,\s+(?:and|but|so|yet)\s+", re.IGNORECASE
+)
+
+
+def clauses(sentence: str) -> list[str]:
+    """``sentence`` cut where a clause with its own subject and predicate begins."""
+    return _CLAUSES.split(sentence)
+
+
 _SAID = 3  # words of the claim's predicate another subject's clause must say, at least
 
 
@@ -219,11 +230,11 @@ def _other_subject(parts: tuple[str, ...], claim: str) -> list[tuple[int, str]]:
         return []
     out: list[tuple[int, str]] = []
     for i, part in enumerate(parts):
-        clauses = [c.strip(" .") for c in _CLAUSES.split(part.strip()) if c.strip(" .")]
-        others = [c for c in clauses if _says_for_another(c, subject, predicate, len(words))]
+        parted = [c.strip(" .") for c in clauses(part.strip()) if c.strip(" .")]
+        others = [c for c in parted if _says_for_another(c, subject, predicate, len(words))]
         own = [
             c
-            for c in clauses
+            for c in parted
             if c not in others
             and subject <= set(content_words(c))
             and _verb([_fold(w) for w in c.split()])

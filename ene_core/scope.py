@@ -26,22 +26,20 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from .bindings import clauses
 from .premise import content_words
 
 __all__ = ["narrowed"]
 
-#: the share of the claim's content words the restricting sentence must have
+#: the share of the claim's content words the restricting clause must have
 SHARE = 0.5
 
 _TOKEN = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*|[,;:.()!?]")
 _BREAK = frozenset(",;:.()!?")
 _UNIVERSAL = frozenset({"all", "every", "any", "each"})
+_OF_THE = frozenset({"of", "the"})  # "all of the plans"
 # "without any", "not any": no universal
 _NEGATIVE = frozenset({"without", "not", "never", "hardly", "barely", "no"})
-# where a clause with its own subject and predicate begins: "..., although only X do Y"
-_CLAUSE = re.compile(
-    r";\s*|,?\s+(?:although|though|whereas|while)\s+|,\s+(?:and|but|so|yet)\s+", re.IGNORECASE
-)
 # words between a quantifier and its noun ("every room rate", "all of the plans")
 _NOUN_SPAN = 3
 # a claim that restricts or denies its own universal is left to the model
@@ -90,7 +88,7 @@ def _narrowed(claim: str, parts: tuple[str, ...]) -> int | None:
         return None
     words = set(content_words(claim))
     for i, part in enumerate(parts):
-        for clause in _CLAUSE.split(part):
+        for clause in clauses(part):
             if len(words.intersection(content_words(clause))) < SHARE * len(words):
                 continue
             if _restricts(clause, nouns):
@@ -110,14 +108,14 @@ def _quantified(claim: str) -> frozenset[str]:
         before = tokens[n - 1] if n else ""
         if token not in _UNIVERSAL or before in _NEGATIVE or before.endswith("n't"):
             continue
-        span = _span(tokens, n + 1, {"of", "the"})
+        span = _span(tokens, n + 1, _OF_THE)
         if not span or span[0][0].isdigit() or _FREQUENCY & set(content_words(" ".join(span))):
             continue
         found.update(content_words(" ".join(span)))
     return frozenset(found)
 
 
-def _span(tokens: Sequence[str], start: int, passed: frozenset[str] | set[str]) -> list[str]:
+def _span(tokens: Sequence[str], start: int, passed: frozenset[str]) -> list[str]:
     """Up to :data:`_NOUN_SPAN` tokens from ``start``, after any ``passed`` ones, to a break."""
     while start < len(tokens) and tokens[start] in passed:
         start += 1
