@@ -222,7 +222,7 @@ def other_subject(parts: Sequence[str], claim: str) -> list[tuple[int, str]]:
 def _other_subject(parts: tuple[str, ...], claim: str) -> list[tuple[int, str]]:
     words = [_fold(w) for w in claim.split()]
     verb = _verb(words)
-    if not verb:
+    if not verb:  # no verb, or none after a subject
         return []
     subject = set(content_words(" ".join(words[:verb])))
     predicate = words[verb:]
@@ -237,7 +237,7 @@ def _other_subject(parts: tuple[str, ...], claim: str) -> list[tuple[int, str]]:
             for c in parted
             if c not in others
             and subject <= set(content_words(c))
-            and _verb([_fold(w) for w in c.split()])
+            and _verb([_fold(w) for w in c.split()])  # a verb after its subject
         ]
         if others and own:
             out += [(i, c + ".") for c in [*others, *own]]
