@@ -36,7 +36,8 @@ __all__ = ["Derivation", "derive"]
 
 
 def _words(text: str) -> frozenset[str]:
-    """The content words of ``text``, a final "e" dropped ("bake" and "bakes": "bak")."""
+    """The content words of ``text``, a final "e" dropped from four-letter stems too ("bake"
+    and "baked": "bak"; the stemmer keeps it there, so that "note" is not "not")."""
     return frozenset(w[:-1] if len(w) > 3 and w.endswith("e") else w for w in content_words(text))
 
 

@@ -439,11 +439,6 @@ def _clauses(part: str, values: Sequence[Amount]) -> list[_Clause]:
 def _words(text: str, start: int, end: int, found: Sequence[Amount], kind: str) -> frozenset[str]:
     """The content words of ``text[start:end]`` outside its amounts, each amount of another
     kind than ``kind`` as a token of its value ("year:2019")."""
-    keys = {_key(w) for w in content_words(outside(text, found, start, end))}
+    keys = set(content_words(outside(text, found, start, end)))
     keys |= {f"{q.kind}:{q.value}" for q in found if start <= q.start < end and q.family != kind}
     return frozenset(keys)
-
-
-def _key(word: str) -> str:
-    """A word as compared across a value list: "employee" and "employees" alike."""
-    return word.rstrip("e") if len(word) > 4 else word

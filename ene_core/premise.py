@@ -193,12 +193,25 @@ def word_share(claim: str, sentences: Iterable[str]) -> float:
 
 @lru_cache(maxsize=65536)
 def _stem(token: str) -> str:
-    if token[0].isdigit() or len(token) <= 4:
+    """One form for a word's inflections: "rate" / "rates", "change" / "changes" / "changed" /
+    "changing", "class" / "classes", "study" / "studies" (a final "e" goes from words of five
+    letters or more, so that "note" stays apart from "not")."""
+    if token[0].isdigit() or len(token) <= 3:
         return token
     for suffix in ("ingly", "edly", "ing", "ies", "ied", "es", "ed", "ly", "s"):
-        if token.endswith(suffix) and len(token) - len(suffix) >= 3:
-            return token[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
-    return token
+        stem = token[: -len(suffix)]
+        if not token.endswith(suffix) or len(stem) < 3:
+            continue
+        if suffix == "es" and not stem.endswith(_SIBILANTS):
+            continue  # "rates" is "rate" + "s", "boxes" is "box" + "es"
+        if suffix == "s" and stem.endswith(("s", "u", "i")):
+            continue  # "class", "status", "analysis"
+        token = stem + ("y" if suffix in ("ies", "ied") else "")
+        break
+    return token[:-1] if len(token) >= 5 and token.endswith("e") else token
+
+
+_SIBILANTS = ("s", "x", "z", "ch", "sh")
 
 
 @dataclass(frozen=True)
