@@ -5,8 +5,10 @@ A small NLI model reads "12,000 metres" and "12 kilometres", "two dozen" and "tw
 :func:`align` rewrites each amount of an evidence sentence that has the same value (and the
 same bound) as an amount of the claim into the claim's own words, and re-expresses a length,
 mass, duration or share in the claim's unit when the values differ, so the model compares like
-with like. Every rewrite keeps the sentence's meaning: values are exact fractions and a
-rewrite happens only where the two sides are provably equal (or the unit conversion is exact).
+with like. An exact amount just inside a claim's strict bound is written as that bound ("3
+hours 45 minutes" for "just under four hours"; within :data:`_NEAR`). Every rewrite keeps
+what the sentence entails: values are exact fractions and a rewrite happens only where the two
+sides are provably equal, the conversion is exact, or the amount provably meets the bound.
 Deterministic and offline; no model is involved.
 """
 
@@ -135,7 +137,14 @@ _BOUNDS = {
     "not more than": "<=",
     "at most": "<=",
     "a maximum of": "<=",
+    "as long as": "<=",
+    "as much as": "<=",
+    "as many as": "<=",
+    "as high as": "<=",
     "at least": ">=",
+    "as little as": ">=",
+    "as few as": ">=",
+    "as low as": ">=",
     "no fewer than": ">=",
     "no less than": ">=",
     "not less than": ">=",
@@ -477,11 +486,17 @@ def _matches(claim: tuple[Quantity, ...], q: Quantity) -> tuple[str, bool] | Non
     for c in same:
         if c.value == q.value and c.bound == q.bound:
             return None if c.surface.lower() == q.surface.lower() else (c.surface, c.start == 0)
-    if not same or same[0].bound or q.bound:
+    if not same or q.bound:
+        return None
+    c = same[0]
+    if c.bound in ("<", ">"):  # "3 hours 45 minutes" is "just under four hours"
+        near = c.value * _NEAR if c.bound == "<" else c.value / _NEAR
+        inside = near <= q.value < c.value if c.bound == "<" else c.value < q.value <= near
+        return (c.surface, c.start == 0) if inside else None
+    if c.bound:
         return None
     # a different value: the same amount in the claim's unit or style (its first amount of
     # this kind, so that aligning twice changes nothing), where that is exact
-    c = same[0]
     units = c.unit and q.unit and c.unit.lower() != q.unit.lower()
     convert = (
         (q.dimension in ("length", "mass", "time") and units and c.style != "phrase")
@@ -491,6 +506,10 @@ def _matches(claim: tuple[Quantity, ...], q: Quantity) -> tuple[str, bool] | Non
     written = _format(q.value, c) if convert else None
     return None if written is None else (written, False)
 
+
+#: how near a strict bound an exact amount must be to be written as it: "3 hours 45 minutes" is
+#: "under four hours", "30 minutes" is left to the model (a limit, "up to" or "at least", never is)
+_NEAR = Fraction(3, 4)
 
 _RANGE_BEFORE = re.compile(rf"(?:\d|\b(?:{_W}))\s*(?:to|-|\u2013|\u2014|and|or)\s*$", re.IGNORECASE)
 _RANGE_AFTER = re.compile(rf"\s*(?:to|-|\u2013|\u2014|and|or)\s*(?:\d|(?:{_W})\b)", re.IGNORECASE)

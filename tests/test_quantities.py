@@ -53,6 +53,9 @@ from ene_core.testing import KeywordOracle
         ("jailed for 2 years and 6 months", "time", Fraction(5 * 36525, 200), ""),
         ("containers of 100 ml or less", "volume", Fraction(1, 10), "<="),
         ("aged 18 or older", "count", Fraction(18), ">="),
+        ("as many as 300 people", "count", Fraction(300), "<="),
+        ("can take as long as half a day", "time", Fraction(1, 2), "<="),
+        ("tickets for as little as 5 euros", "money:euros", Fraction(5), ">="),
     ],
 )
 def test_reads_the_amount(text: str, dimension: str, value: Fraction, bound: str) -> None:
@@ -157,6 +160,41 @@ def test_no_amount(text: str) -> None:
             "Sunlight takes about 8 minutes and 20 seconds to reach Earth.",
             "Sunlight takes roughly 500 seconds.",
             "Sunlight takes roughly 500 seconds to reach Earth.",
+        ),
+        (  # an exact amount just inside a strict bound is written as the bound
+            "The Eco programme takes 3 hours 45 minutes.",
+            "The Eco programme runs for just under four hours.",
+            "The Eco programme takes under four hours.",
+        ),
+        (
+            "The firm employs 320 people.",
+            "The firm employs more than 300 people.",
+            "The firm employs more than 300 people.",
+        ),
+        (  # ... and its twins: outside the bound, or far inside it, as written
+            "The Eco programme takes 4 hours 15 minutes.",
+            "The Eco programme runs for just under four hours.",
+            "The Eco programme takes 4 hours 15 minutes.",
+        ),
+        (
+            "The Quick programme takes 30 minutes.",
+            "The Eco programme runs for under four hours.",
+            "The Quick programme takes 30 minutes.",
+        ),
+        (
+            "The firm employs 290 people.",
+            "The firm employs more than 300 people.",
+            "The firm employs 290 people.",
+        ),
+        (  # a limit ("up to", "at least") is never written from an exact amount
+            "The hall holds 38 people.",
+            "The hall holds up to 40 people.",
+            "The hall holds 38 people.",
+        ),
+        (  # "as long as" is a limit like "up to"
+            "Retrieval can take up to 12 hours.",
+            "Restoring data can take as long as half a day.",
+            "Retrieval can take as long as half a day.",
         ),
     ],
 )
