@@ -29,7 +29,7 @@ from functools import lru_cache
 from itertools import pairwise
 
 from .premise import content_words
-from .quantities import quantities, unit_of
+from .quantities import PERIOD, per, quantities, unit_of
 
 __all__ = [
     "Amount",
@@ -140,22 +140,6 @@ _UP += "climbed|climbs?|gained|gains?|jumped|jumps?|up"
 _DOWN = "fell|falls?|fallen|falling|declined|declines?|declining|decreased|decreases?|"
 _DOWN += "decreasing|dropped|drops?|down|lost|shrank|shrinks?|shrunk|slipped|slips?|slid"
 _TREND = re.compile(rf"\b(?:(?P<up>{_UP})|(?P<down>{_DOWN}))\s+(?:by\s+)?$", re.IGNORECASE)
-_PER = re.compile(  # "30 euros per month", "100 requests per minute" (one word between)
-    r"(?:\s+(?!per\b|a\b|an\b|each\b|every\b|of\b|in\b|for\b)[a-z]+)?"
-    r"\s*(?:per|a|an|each|every)\s+(day|week|month|year|hour|minute|second|night|annum)\b",
-    re.IGNORECASE,
-)
-_PERIOD = {  # seconds
-    "second": Fraction(1),
-    "minute": Fraction(60),
-    "hour": Fraction(3600),
-    "day": Fraction(86400),
-    "night": Fraction(86400),
-    "week": Fraction(7 * 86400),
-    "month": _YEAR_DAYS * 86400 / 12,
-    "year": _YEAR_DAYS * 86400,
-    "annum": _YEAR_DAYS * 86400,
-}
 _RANGE = re.compile(r"\s*(?:to|-|\u2013|\u2014|or)\s*", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)  # "between 7 and 9 hours"
 _TOLERANCE = Fraction(1, 10)  # "about X" is stated by a value within a tenth of X
@@ -234,9 +218,8 @@ def amounts(text: str) -> tuple[Amount, ...]:
     for i, a in enumerate(found):  # "30 euros per month" is not "30 euros per year"
         if a.loose:
             continue
-        if per := _PER.match(text, a.end):
-            period = per[1].lower().replace("annum", "year")
-            a = replace(a, end=per.end(), surface=text[a.start : per.end()], per=period)
+        if rate := per(text, a.end):
+            a = replace(a, end=rate[1], surface=text[a.start : rate[1]], per=rate[0])
         if a.kind not in ("year", "date", "clock") and (
             trend := _TREND.search(text, max(0, a.start - 24), a.start)
         ):
@@ -261,8 +244,8 @@ def same_amount(claim: Amount, q: Amount) -> bool:
     if claim.per and q.per and claim.per != q.per:  # a rate: "600 a minute" is "10 a second"
         if claim.kind != q.kind:
             return False
-        claim = replace(claim, value=claim.value / _PERIOD[claim.per], per="")
-        q = replace(q, value=q.value / _PERIOD[q.per], per="")
+        claim = replace(claim, value=claim.value / PERIOD[claim.per], per="")
+        q = replace(q, value=q.value / PERIOD[q.per], per="")
     if claim.trend * q.trend < 0:
         return False
     if "date" in (claim.kind, q.kind):

@@ -507,6 +507,53 @@ def _matches(claim: tuple[Quantity, ...], q: Quantity) -> tuple[str, bool] | Non
     return None if written is None else (written, False)
 
 
+_PER = re.compile(  # "30 euros per month", "100 requests per minute" (one word between)
+    r"(?:\s+(?!per\b|a\b|an\b|each\b|every\b|of\b|in\b|for\b)[a-z]+)?"
+    r"\s*(?:per|a|an|each|every)\s+(day|week|month|year|hour|minute|second|night|annum)\b",
+    re.IGNORECASE,
+)
+#: a rate's period in days
+PERIOD = {
+    "second": Fraction(1, 86400),
+    "minute": Fraction(1, 1440),
+    "hour": Fraction(1, 24),
+    "day": Fraction(1),
+    "night": Fraction(1),
+    "week": Fraction(7),
+    "month": _YEAR / 12,
+    "year": _YEAR,
+}
+
+
+def per(text: str, end: int) -> tuple[str, int] | None:
+    """The period of a rate written after the amount that ends at ``end`` ("month" of "30 euros
+    per month", "annum" as "year") and where the rate ends; ``None`` for no rate."""
+    m = _PER.match(text, end)
+    return (m[1].lower().replace("annum", "year"), m.end()) if m else None
+
+
+def _rate(
+    sentence: str, q: Quantity, claim: str, wanted: tuple[Quantity, ...]
+) -> tuple[str, int] | None:
+    """The claim's words for the rate that ``q`` opens in ``sentence``, and where that rate ends,
+    where the claim writes the same rate over another period ("600 requests per minute" for
+    "roughly 10 requests per second")."""
+    mine = per(sentence, q.end)
+    if mine is None or q.bound:
+        return None
+    for c in wanted:
+        theirs = per(claim, c.end)
+        if (
+            theirs
+            and c.dimension == q.dimension
+            and theirs[0] != mine[0]
+            and c.bound in ("", "~")
+            and q.value / PERIOD[mine[0]] == c.value / PERIOD[theirs[0]]
+        ):
+            return claim[c.start : theirs[1]], mine[1]
+    return None
+
+
 #: how near a strict bound an exact amount must be to be written as it: "3 hours 45 minutes" is
 #: "under four hours", "30 minutes" is left to the model (a limit, "up to" or "at least", never is)
 _NEAR = Fraction(3, 4)
@@ -537,14 +584,16 @@ def align(sentence: str, claim: str) -> str:
     for q in found:
         if _RANGE_BEFORE.search(sentence, 0, q.start) or _RANGE_AFTER.match(sentence, q.end):
             continue  # one end of a range: "12 to 14 hours" is read as a whole or not at all
-        matched = _matches(wanted, q)
+        rate = _rate(sentence, q, claim, wanted)
+        matched = (rate[0], False) if rate else _matches(wanted, q)
+        end = rate[1] if rate else q.end
         if matched is None:
             continue
         words, from_start = matched
         before = sentence[: q.start].rstrip()
         at_start = not before or before[-1] in ".!?\n"
         out += [sentence[last : q.start], _fit_case(words, at_start, from_start)]
-        last = q.end
+        last = end
     if not out:
         return sentence
     return "".join(out) + sentence[last:]

@@ -191,6 +191,21 @@ def test_no_amount(text: str) -> None:
             "The hall holds up to 40 people.",
             "The hall holds 38 people.",
         ),
+        (  # a rate over another period: the same rate in the claim's words
+            "The API allows 600 requests per minute on the Free plan.",
+            "On the Free plan, the API allows roughly 10 requests per second.",
+            "The API allows roughly 10 requests per second on the Free plan.",
+        ),
+        (
+            "She earned 11,000 dollars a month.",
+            "She earned 132,000 dollars per annum.",
+            "She earned 132,000 dollars per annum.",
+        ),
+        (  # ... and its twin: another rate stays as written
+            "The plan costs 35 euros per month.",
+            "The plan costs 360 euros a year.",
+            "The plan costs 35 euros per month.",
+        ),
         (  # "as long as" is a limit like "up to"
             "Retrieval can take up to 12 hours.",
             "Restoring data can take as long as half a day.",
