@@ -9,7 +9,7 @@ arithmetic: it finds the two amounts the claim compares, one for each side of it
 Shapes read:
 
 - a difference: "238 metres taller than K2", "six years after his defeat at Waterloo", "lasted
-  116 years" (two years of one sentence);
+  116 years", "took eight years to dig" (two years of one sentence);
 - an order: "cheaper than the express train", "higher in the third quarter than in the second",
   "after the annual general meeting".
 
@@ -62,7 +62,8 @@ _TOTAL = re.compile(
     r"\b(?:in total|a total of|total|together|combined|altogether|in all)\b", re.IGNORECASE
 )
 _BOUND_SIDE = {"<": "<", "<=": "<", ">": ">", ">=": ">"}  # "~" and "" are exact enough
-_LASTED = re.compile(r"\b(?:lasted|lasts|lasting)\b", re.IGNORECASE)
+_LASTED = re.compile(r"\b(?:lasted|lasts|lasting|took|takes)\b", re.IGNORECASE)
+_DURATION_VERBS = _words("last took take")  # the claim's own verb for the gap
 _CLAUSE = re.compile(r",\s+|;\s+|\s+(?:while|whereas|but|and)\s+", re.IGNORECASE)
 _YEAR_DAYS = Fraction(36525, 100)
 # words a claim may add that no evidence needs to state
@@ -171,8 +172,9 @@ def _comparison(
 def _duration(
     claim: str, own: list[Amount], held: list[_Held], parts: tuple[str, ...]
 ) -> Derivation | None:
-    """ "The war lasted 116 years": the claim's one unstated duration is the gap between two
-    years of one evidence sentence that shares the claim's words."""
+    """ "The war lasted 116 years", "The canal took eight years to dig": the claim's one
+    unstated duration is the gap between two years of one evidence sentence that shares the
+    claim's words."""
     unstated = [a for a in own if not any(same_amount(a, h.amount) for h in held)]
     if len(unstated) != 1 or unstated[0].kind != "time":
         return None
@@ -181,7 +183,7 @@ def _duration(
     found = []
     for i, part in enumerate(parts):
         years = [h for h in held if h.part == i and h.amount.kind == "year"]
-        if len(years) == 2 and words - _MANNER <= _words(part) | {"last"}:
+        if len(years) == 2 and words - _MANNER <= _words(part) | _DURATION_VERBS:
             found.append((i, years))
     if not found:
         return None

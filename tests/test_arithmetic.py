@@ -49,6 +49,12 @@ FARES = ["A bus ticket costs 12 euros.", " The express train costs 39 euros."]
             "supported",
             "1453 - 1337 = 116 years",
         ),
+        (  # "took" a duration: the gap between the sentence's two years
+            "The Alder Canal took eight years to dig.",
+            ["The Alder Canal was dug between 1794 and 1802 to carry coal."],
+            "supported",
+            "1802 - 1794 = eight years",
+        ),
         (
             "Newborns have fewer bones than adults.",
             [
@@ -108,6 +114,12 @@ def test_derived(claim: str, parts: list[str], verdict: str, working: str | None
         ("The bus is cheaper than the tram.", FARES),
         ("The bus is cheaper than the train.", ["The bus and the train cost 12 euros."]),
         ("Owls hunt at night.", ["Owls hunt at night."]),
+        # another gap is the model's to judge, as is a duration of another unit
+        (
+            "The Alder Canal took nine years to dig.",
+            ["The Alder Canal was dug between 1794 and 1802."],
+        ),
+        ("The journey took three hours.", ["The canal was dug between 1794 and 1802."]),
         ("The loaf bakes for 50 minutes in total.", ["Bake the loaf for 20 minutes, then 25."]),
         (  # two pairs make 30 minutes: which two is not settled
             "The trip takes 30 minutes in total.",
