@@ -24,13 +24,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from fractions import Fraction
 from functools import lru_cache
 from itertools import pairwise
 from typing import Literal
 
 from .grounding import Amount, amounts, same_amount
 from .premise import content_words
+from .quantities import YEAR_DAYS
 
 __all__ = ["Derivation", "derive"]
 
@@ -65,7 +65,6 @@ _BOUND_SIDE = {"<": "<", "<=": "<", ">": ">", ">=": ">"}  # "~" and "" are exact
 _LASTED = re.compile(r"\b(?:lasted|lasts|lasting|took|takes)\b", re.IGNORECASE)
 _DURATION_VERBS = _words("last took take")  # the claim's own verb for the gap
 _CLAUSE = re.compile(r",\s+|;\s+|\s+(?:while|whereas|but|and)\s+", re.IGNORECASE)
-_YEAR_DAYS = Fraction(36525, 100)
 # words a claim may add that no evidence needs to state
 _MANNER = _words("actually exactly roughly approximately nearly almost around just only some")
 
@@ -298,7 +297,7 @@ def _difference(a: Amount, b: Amount, kind: str) -> Amount | None:
     """``|a - b|`` as an amount of ``kind`` (two years give a duration in days)."""
     gap = abs(a.value - b.value)
     if a.kind == b.kind == "year" and kind == "time":
-        gap = gap * _YEAR_DAYS
+        gap = gap * YEAR_DAYS
     elif a.kind != kind:
         return None
     return replace(a, kind=kind, value=gap, bound="")

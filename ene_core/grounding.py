@@ -29,7 +29,7 @@ from functools import lru_cache
 from itertools import pairwise
 
 from .premise import content_words
-from .quantities import PERIOD, per, quantities, unit_of
+from .quantities import PERIOD, YEAR_DAYS, per, quantities, unit_of
 
 __all__ = [
     "Amount",
@@ -134,7 +134,6 @@ _COMPARISON = re.compile(  # after the amount: "six years after", "238 metres ta
     r"|after|before|apart|bigger|smaller|larger|greater|cheaper|heavier|lighter|faster|slower)\b",
     re.IGNORECASE,
 )
-_YEAR_DAYS = Fraction(36525, 100)
 _UP = "rose|risen|rises?|rising|increased|increases?|increasing|grew|grows?|grown|growing|"
 _UP += "climbed|climbs?|gained|gains?|jumped|jumps?|up"
 _DOWN = "fell|falls?|fallen|falling|declined|declines?|declining|decreased|decreases?|"
@@ -353,7 +352,7 @@ def _sums(kind: str, stated: Sequence[Amount]) -> set[Fraction]:
             if p.kind == q.kind == kind and not (p.label or q.label):
                 out |= {p.value + q.value, abs(p.value - q.value)}
             elif p.kind == q.kind == "year" and kind == "time":
-                out.add(abs(p.value - q.value) * _YEAR_DAYS)
+                out.add(abs(p.value - q.value) * YEAR_DAYS)
     return out
 
 

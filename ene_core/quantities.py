@@ -61,7 +61,7 @@ _ORDINAL_SHARES = {
 }
 _DAY = Fraction(1)
 _MONTH = Fraction(36525, 1200)  # days: a twelfth of a Julian year
-_YEAR = Fraction(36525, 100)
+YEAR_DAYS = Fraction(36525, 100)  # a Julian year, as every module counts it
 # unit word -> (dimension, size in the dimension's base unit)
 _UNITS: dict[str, tuple[str, Fraction]] = {}
 
@@ -86,9 +86,9 @@ _unit("time", _DAY, "day", "days")
 _unit("time", 7, "week", "weeks")
 _unit("time", 14, "fortnight", "fortnights")
 _unit("time", _MONTH, "month", "months")
-_unit("time", _YEAR, "year", "years")
-_unit("time", 10 * _YEAR, "decade", "decades")
-_unit("time", 100 * _YEAR, "century", "centuries")
+_unit("time", YEAR_DAYS, "year", "years")
+_unit("time", 10 * YEAR_DAYS, "decade", "decades")
+_unit("time", 100 * YEAR_DAYS, "century", "centuries")
 _unit("volume", Fraction(1, 1000), "ml", "millilitre", "millilitres", "milliliter", "milliliters")
 _unit("volume", Fraction(1, 100), "cl", "centilitre", "centilitres", "centiliter", "centiliters")
 _unit("volume", 1, "litre", "litres", "liter", "liters")
@@ -127,8 +127,8 @@ _FREQUENCY_WORDS = {
     "quarterly": 3 * _MONTH,
     "semiannually": 6 * _MONTH,
     "semi-annually": 6 * _MONTH,
-    "annually": _YEAR,
-    "yearly": _YEAR,
+    "annually": YEAR_DAYS,
+    "yearly": YEAR_DAYS,
 }
 _TIMES = {"once": 1, "twice": 2, "thrice": 3}
 _BOUNDS = {
@@ -520,8 +520,8 @@ PERIOD = {
     "day": Fraction(1),
     "night": Fraction(1),
     "week": Fraction(7),
-    "month": _YEAR / 12,
-    "year": _YEAR,
+    "month": _MONTH,
+    "year": YEAR_DAYS,
 }
 
 
