@@ -131,6 +131,14 @@ _FREQUENCY_WORDS = {
     "yearly": YEAR_DAYS,
 }
 _TIMES = {"once": 1, "twice": 2, "thrice": 3}
+
+
+def _period(unit: str) -> Fraction:
+    """Days in one ``unit`` of a frequency ("every quarter", "once a quarter": three months; a
+    quarter is no time unit elsewhere, where "a quarter" is a share)."""
+    return 3 * _MONTH if unit.startswith("quarter") else _UNITS[unit][1]
+
+
 _BOUNDS = {
     "up to": "<=",
     "no more than": "<=",
@@ -150,9 +158,11 @@ _BOUNDS = {
     "not less than": ">=",
     "a minimum of": ">=",
     "more than": ">",
+    "longer than": ">",
     "over": ">",
     "fewer than": "<",
     "less than": "<",
+    "shorter than": "<",
     "under": "<",
     "about": "~",
     "around": "~",
@@ -194,10 +204,10 @@ _UNIT_AND_HALF = (
 _FREQUENCY = (
     rf"(?:(?P<freq_word>{'|'.join(re.escape(w) for w in _FREQUENCY_WORDS)})\b"
     rf"|(?:every|each)\s+(?:(?P<every_n>\d+|{_WORD_NUMBER}|other)\s+)?"
-    r"(?P<every_unit>hour|day|week|fortnight|month|year|decade|century"
-    r"|hours|days|weeks|months|years|decades|centuries)\b"
+    r"(?P<every_unit>hour|day|week|fortnight|month|quarter|year|decade|century"
+    r"|hours|days|weeks|months|quarters|years|decades|centuries)\b"
     rf"|(?P<times>once|twice|thrice|(?:\d+|{_WORD_NUMBER})\s+times)\s+(?:a|an|per|each|every)\s+"
-    r"(?P<times_unit>hour|day|week|fortnight|month|year|decade|century)\b)"
+    r"(?P<times_unit>hour|day|week|fortnight|month|quarter|year|decade|century)\b)"
 )
 _BOUND = (
     r"(?:(?P<bound>"
@@ -283,13 +293,13 @@ def _measure(m: re.Match[str]) -> tuple[str, Fraction, str, str] | None:
         count = Fraction(2) if n and n.lower() == "other" else _number(n) if n else Fraction(1)
         if count is None or (n is None and unit.endswith("s")):
             return None
-        return "frequency", count * _UNITS[unit][1], "", "phrase"
+        return "frequency", count * _period(unit), "", "phrase"
     if g["times"]:
         times = g["times"].lower()
         count = Fraction(_TIMES[times]) if times in _TIMES else _number(times[: -len(" times")])
         if not count:
             return None
-        return "frequency", _UNITS[g["times_unit"].lower()][1] / count, "", "phrase"
+        return "frequency", _period(g["times_unit"].lower()) / count, "", "phrase"
     if g["half_of"]:
         return "time", _UNITS[g["half_unit"].lower()][1] / 2, g["half_unit"], "phrase"
     if g["part_unit"]:
