@@ -239,13 +239,34 @@ _PIECE = st.one_of(_AMOUNT, _SHARES, _FREQ)
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_PIECE, min_size=1, max_size=3), st.lists(_PIECE, min_size=1, max_size=3))
 def test_align_keeps_every_amount(evidence: list[str], claim: list[str]) -> None:
-    """Whatever the claim says, the evidence sentence keeps its amounts: the same values and
-    bounds in the same dimensions, only written another way; aligning twice changes nothing."""
+    """Whatever the claim says with exact amounts, limits or "about", the evidence sentence keeps
+    its amounts: the same values and bounds in the same dimensions, only written another way;
+    aligning twice changes nothing. (A claim's strict bound is the one exception: see below.)"""
     sentence = "The report gives " + " and then ".join(evidence) + " for the site."
     claim_text = "It says " + " and ".join(claim) + "."
     aligned = align(sentence, claim_text)
     assert _facts(aligned) == _facts(sentence)
     assert align(aligned, claim_text) == aligned
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["under", "less than", "more than", "over"]),
+    st.integers(1, 400),
+    st.integers(1, 400),
+    st.sampled_from(["minutes", "hours", "people"]),
+)
+def test_an_exact_amount_is_written_as_a_strict_bound_only_where_it_meets_it(
+    bound: str, n: int, m: int, unit: str
+) -> None:
+    """The evidence's exact amount ``m`` becomes the claim's "under n" / "more than n" only
+    when it meets that bound, within a quarter of it; otherwise the sentence is as written."""
+    claim = f"The queue takes {bound} {n} {unit}."
+    sentence = f"The queue takes {m} {unit}."
+    aligned = align(sentence, claim)
+    below = bound in ("under", "less than")
+    meets = (Fraction(3, 4) * n <= m < n) if below else (n < m <= Fraction(4, 3) * n)
+    assert aligned == (f"The queue takes {bound} {n} {unit}." if meets else sentence)
 
 
 def test_sentences_without_amounts_are_untouched() -> None:
