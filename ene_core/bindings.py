@@ -31,10 +31,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from .grounding import Amount, amounts, outside, same_amount
+from .grounding import Amount, amounts, outside, rivals, same_amount
 from .premise import content_words
 
 __all__ = [
@@ -340,6 +340,35 @@ _CONTINUES = re.compile(
 )
 
 
+# a clause that opens with a participle and its own subject: "…; paid plans raise this to …"
+_OWN_SUBJECT = re.compile(
+    r"^(?:(?:and|but|then|yet|so|while|whereas)\s+)*\w+\s+[a-z]+s\s+(?!(?:of|for|in|into|to|on|at|"
+    r"from|with|by|and|or|across|over|under|through|per|since|as|after|before|during)\b)[a-z]+",
+    re.IGNORECASE,
+)
+
+
+def _continues(clause: str) -> bool:
+    """Whether ``clause`` goes on with the sentence's first subject ("…, but sold for …")."""
+    return bool(_CONTINUES.match(clause)) and not _OWN_SUBJECT.match(clause)
+
+
+def _gapped(opening: str, subject: str) -> bool:
+    """Whether a later clause's words before its value are a subject like the first clause's
+    (``subject``) without a verb: at most two content words, none a verb, one shared ("other
+    buyers up to 80%" after "First-time buyers can borrow up to 90%")."""
+    words = set(content_words(opening))
+    return (
+        len(words) <= 2
+        and _verb(_folded(opening, 0, len(opening))) is None
+        and bool(words & set(content_words(subject)))
+    )
+
+
+def _folded(text: str, start: int, end: int) -> list[str]:
+    return [_fold(w) for w in text[start:end].split()]
+
+
 @dataclass(frozen=True)
 class _Clause:
     start: int
@@ -369,14 +398,99 @@ def _other_value(claim: str, parts: tuple[str, ...]) -> ValueClash | None:
     found = amounts(claim)
     own = [a for a in found if not (a.label or a.loose)]
     for a in own:
-        if any(q is not a and q.family == a.family for q in found):
+        if any(q is not a and q.family == a.family and not q.loose for q in found):
             continue  # a claim of two values of a kind may span the list: "128 or 256 GB"
+        a = _as_stated(a, parts)
         words = _words(claim, 0, len(claim), found, a.family)
-        stating = [i for i, p in enumerate(parts) if any(same_amount(a, q) for q in amounts(p))]
+        stating = [i for i, p in enumerate(parts) if _states(p, a)]
         clashes = [c for i in stating if (c := _clash(a, words, i, parts[i])) is not None]
         if clashes and len(clashes) == len(stating):
             return clashes[0]
+        if stating and (clash := _elsewhere(claim, a, words, stating, parts)) is not None:
+            return clash
     return None
+
+
+def _states(part: str, a: Amount) -> bool:
+    """Whether ``part`` states ``a`` ("a year" of "2.9% a year" states no year)."""
+    return any(same_amount(a, q) for q in amounts(part) if not q.loose)
+
+
+def _as_stated(a: Amount, parts: Sequence[str]) -> Amount:
+    """A plain number of the claim as the evidence's amount that states it: "260 degrees" as
+    the temperature of "260 degrees Celsius" (where no plain number of the evidence does)."""
+    if a.kind != "count" or any(
+        q.kind == "count" and same_amount(a, q) for part in parts for q in amounts(part)
+    ):
+        return a
+    for part in parts:
+        for q in amounts(part):
+            if q.family != "count" and same_amount(a, q):
+                return replace(a, kind=q.kind, value=q.value)
+    return a
+
+
+def _elsewhere(
+    claim: str, a: Amount, words: frozenset[str], stating: Sequence[int], parts: Sequence[str]
+) -> ValueClash | None:
+    """The premise sentence about what the claim describes that gives it another value, where
+    the claim's own value is stated only in sentences about something else: "The World Equity
+    Index Fund's ongoing charge is 0.15 percent." against "The Global Bond Fund has an ongoing
+    charge of 0.15 percent." and "The World Equity Index Fund has an ongoing charge of 0.20
+    percent.".
+
+    The rival sentence says every claim word that each stating sentence says, and more (at
+    least two, and half the claim's); it states no value the claim's does not decide between:
+    "revenue was $5m" is not settled by "$5m in 2020" against "$3m in 2019". Its value has
+    the claim's bound, and "before", "after", "during" and the like count as words."""
+    words |= _conditions(claim)
+    said = {
+        i: words & (_words(p, 0, len(p), amounts(p), a.family) | _conditions(p))
+        for i, p in enumerate(parts)
+    }
+    kinds = {q.family for q in amounts(claim)}
+    best: int | None = None
+    for i, part in enumerate(parts):
+        if i in stating or not _like(a, part):
+            continue
+        mine = said[i]
+        if len(mine) < 2 or 2 * len(mine) < len(words) or not all(said[s] < mine for s in stating):
+            continue
+        if any(_undecided(parts[s], part, kinds | {a.family}) for s in stating):
+            continue
+        if best is None or len(mine) > len(said[best]):
+            best = i
+    if best is None:
+        return None
+    return ValueClash(best, a, _like(a, parts[best], claim)[0])
+
+
+def _like(a: Amount, part: str, claim: str = "") -> list[Amount]:
+    """``part``'s other values of ``a``'s kind with ``a``'s bound ("up to 5 GB" is no rival of
+    "100 MB"), those among most of the claim's words first."""
+    return [q for q in rivals(a, part, limit=8, claim=claim) if q.bound == a.bound]
+
+
+# words that set a value's condition apart: "during probation" / "after probation"
+_CONDITION = re.compile(r"\b(?:before|after|during|until|without|unless|except)\b", re.I)
+
+
+def _conditions(text: str) -> frozenset[str]:
+    return frozenset(m.lower() for m in _CONDITION.findall(text))
+
+
+def _undecided(one: str, other: str, kinds: set[str]) -> bool:
+    """Whether two sentences state different values of a kind the claim names no value of."""
+
+    def values(text: str) -> dict[str, set[tuple[str, object]]]:
+        out: dict[str, set[tuple[str, object]]] = {}
+        for q in amounts(text):
+            if not (q.label or q.loose) and q.family not in kinds:
+                out.setdefault(q.family, set()).add((q.kind, q.value))
+        return out
+
+    mine, theirs = values(one), values(other)
+    return any(mine[k] != theirs[k] for k in mine.keys() & theirs.keys())
 
 
 def _clash(a: Amount, words: frozenset[str], i: int, part: str) -> ValueClash | None:
@@ -390,7 +504,7 @@ def _clash(a: Amount, words: frozenset[str], i: int, part: str) -> ValueClash | 
     others = [c for c in clauses if c is not home]
     # A frame every clause shares: the later clauses open with their value ("…, 90 km/h on
     # rural roads and 120 km/h on motorways"), so what precedes the first value is everyone's.
-    if any(_CONTINUES.match(part[c.start : c.end]) for c in clauses[1:]):
+    if any(_continues(part[c.start : c.end]) for c in clauses[1:]):
         return None  # one subject with several predicates, not a list of subjects
     first = clauses[0]
     shared = all(not content_words(part[c.start : c.values[0].start]) for c in clauses[1:])
@@ -398,6 +512,13 @@ def _clash(a: Amount, words: frozenset[str], i: int, part: str) -> ValueClash | 
     region = {c: _words(part, start[c], c.end, found, kind) for c in clauses}
     if not all(region.values()):
         return None  # a value without words of its own: "8 minutes and 20 seconds", "7 or 9"
+    said = _folded(part, start[first], first.values[0].start)
+    verb = _verb(said)
+    subject = " ".join(said[:verb])
+    if verb and all(_gapped(part[c.start : c.values[0].start], subject) for c in clauses[1:]):
+        # the later clauses leave out the first one's verb ("First-time buyers can borrow up
+        # to 90%; other buyers up to 80%"): it is everyone's
+        region[first] -= frozenset(content_words(" ".join(said[verb:])))
     theirs = frozenset().union(*(region[c] for c in others))
     if not others or words & (region[home] - theirs):
         return None  # the claim names its value's own clause (or there is no other)

@@ -350,13 +350,19 @@ class PlanRounds(MinimalSet, GraphAssembly):
         """The claims the evidence supports with another amount in place of their own, better
         than with their own (on the recipe's real NLI pairs, not the sealed test set, that
         condition calls a fifth fewer entailed pairs contradicted and catches the same
-        contradicted ones), each with the contexts that state the first such amount (rivals
-        come among the most of the claim's words first: :func:`~ene_core.grounding.rivals`)."""
-        best: dict[int, int] = {}  # claim -> its first probe that qualifies
+        contradicted ones), or with exactly one of several (the model reads "4.1 percent" and
+        "3.45 percent" alike; the bindings tell the fixed rate's from the variable one's), each
+        with the contexts that state the first such amount (rivals come among the most of the
+        claim's words first: :func:`~ene_core.grounding.rivals`)."""
+        tried: dict[int, list[int]] = {}  # claim -> its probes
         for p, (k, _, _) in enumerate(probes):
-            entail = judged.scores[p].entail
-            if judged.verdicts[p] == "supported" and entail > baseline[k].entail and k not in best:
-                best[k] = p
+            tried.setdefault(k, []).append(p)
+        best: dict[int, int] = {}  # claim -> its first probe that qualifies
+        for k, ps in tried.items():
+            fits = [p for p in ps if judged.verdicts[p] == "supported"]
+            better = [p for p in fits if judged.scores[p].entail > baseline[k].entail]
+            if better or (len(fits) == 1 < len(ps)):
+                best[k] = (better or fits)[0]
         out = []
         for k, p in best.items():
             premise, rival = checks[p][0], probes[p][2]

@@ -3,6 +3,8 @@ evidence sentence gives another; and the engine's use of it."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from engine_views import as_older, claim_of, shown_everywhere, streamed_and_whole
 from hypothesis import given
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 
 from ene_core import NecessityEngine
 from ene_core.bindings import other_value
+from ene_core.oracle import Scores
 from ene_core.testing import KeywordOracle
 
 MEALS = "Meal expenses are reimbursed up to 25 euros for lunch and 40 euros for dinner."
@@ -151,3 +154,136 @@ def test_viewer_trace_and_cli_show_the_other_value(capsys: pytest.CaptureFixture
     assert plain["ene.claim.value_held_by_another"] is True and "ene.claim.other_value" not in plain
     assert content["ene.claim.other_value"] == "40 euros"
     assert "the evidence gives instead: 40 euros" in shown.cli
+
+
+# -- the claim's value stated only about something else (another sentence) ---------------------
+
+FUNDS = [
+    "The Harbour Bond Fund has an annual charge of 0.35 percent.",
+    "The Northern Growth Fund has an annual charge of 0.60 percent.",
+]
+CACHE = [
+    "Uploaded logs are retained for 45 days by default.",
+    "Build caches are kept for 5 days after their last use.",
+]
+DEPOSITS = [
+    "The three-year fixed deposit pays 2.9% a year.",
+    "The one-year fixed deposit pays 3.6% a year.",
+]
+
+
+@pytest.mark.parametrize(
+    ("claim", "parts", "instead"),
+    [
+        ("The Northern Growth Fund's annual charge is 0.35 percent.", FUNDS, "0.60 percent"),
+        ("Build caches are deleted 45 days after their last use.", CACHE, "5 days"),
+        ("The one-year fixed deposit pays 2.9% a year.", DEPOSITS, "three-year"),
+        (  # a bare number stated as a temperature
+            "The heated bed goes up to 260 degrees.",
+            ["The nozzle reaches 260 degrees Celsius and the heated bed 100 degrees Celsius."],
+            "100 degrees Celsius",
+        ),
+        (  # a later clause with a participle and its own subject is no continuation
+            "Writes are capped at 20,000 per second on the free tier.",
+            [
+                "Free-tier databases are limited to 1,000 writes per second; paid plans raise"
+                " this to 20,000 writes per second."
+            ],
+            "1,000 writes per second",
+        ),
+        (  # a later clause with its own verb leaves nothing out
+            "Travellers on short routes receive 400 euros.",
+            [
+                "Travellers on short routes receive 250 euros and travellers on long routes"
+                " receive 400 euros."
+            ],
+            "250 euros",
+        ),
+        (  # "a day" is a rate's unit, not a second value of the claim's
+            "Adults sleep about 10 hours a day.",
+            ["Adults sleep about 8 hours a day and children about 10 hours a day."],
+            "about 8 hours a day",
+        ),
+    ],
+)
+def test_a_value_stated_only_about_something_else(
+    claim: str, parts: list[str], instead: str
+) -> None:
+    found = other_value(claim, parts)
+    assert found is not None and found.rival.surface == instead
+
+
+@pytest.mark.parametrize(
+    ("claim", "parts"),
+    [
+        ("The Northern Growth Fund's annual charge is 0.60 percent.", FUNDS),  # its own value
+        ("Build caches are deleted 5 days after their last use.", CACHE),
+        ("The three-year fixed deposit pays 2.9% a year.", DEPOSITS),
+        ("The fund's annual charge is 0.35 percent.", FUNDS),  # names neither fund
+        (  # the claim names no year: "$5m in 2020" or "$3m in 2019" is not its to choose
+            "The company had revenue of 5 million dollars.",
+            [
+                "Revenue reached 5 million dollars in 2020.",
+                "The company had revenue of 3 million dollars in 2019.",
+            ],
+        ),
+        (  # a threshold, not the rival's limit
+            "Files larger than 100 MB must be uploaded with the command-line tool.",
+            [
+                "Files up to 100 MB can be uploaded through the web interface.",
+                "Larger files, up to 5 GB, must be uploaded with the command-line tool.",
+            ],
+        ),
+        (  # "during" and "after" probation are two conditions
+            "During probation the notice period is two weeks.",
+            [
+                "After probation, the notice period is three months for both sides.",
+                "During probation, either party may end the contract with two weeks' notice.",
+            ],
+        ),
+        (  # the later clause leaves out the subject and verb, not only the verb
+            "She received a bachelor's degree in 1967 from the University of Leeds.",
+            [
+                "She received a bachelor's degree in 1967 and a doctorate in 1973 from the"
+                " University of Leeds."
+            ],
+        ),
+        (  # a list whose later clauses leave out the verb: the claim names neither side
+            "Other buyers can borrow up to 80%.",
+            [
+                "First-time buyers can borrow up to 90% of the property value; other buyers up to 80%."
+            ],
+        ),
+        (
+            "The heated bed goes up to 100 degrees.",
+            ["The nozzle reaches 260 degrees Celsius and the heated bed 100 degrees Celsius."],
+        ),
+    ],
+)
+def test_no_value_stated_about_something_else(claim: str, parts: list[str]) -> None:
+    assert other_value(claim, parts) is None
+
+
+class _NumberBlind(KeywordOracle):
+    """The keyword oracle reading every number alike, as a small NLI model nearly does."""
+
+    @staticmethod
+    def _one(premise: str, claim: str) -> Scores:
+        def blind(text: str) -> str:
+            return re.sub(r"\d+(?:[.,]\d+)*\s*(?:%|percent)?", "N", text)
+
+        return KeywordOracle._one(blind(premise), blind(claim))
+
+
+def test_an_unstated_amount_is_contradicted_by_the_one_value_that_fits() -> None:
+    contexts = [
+        "The fixed-rate mortgage is offered at 3.45 percent per year.",
+        "The variable-rate mortgage currently costs 4.1 percent per year.",
+    ]
+    answer = "The variable-rate mortgage costs 3.1 percent per year."
+    claim = claim_of(NecessityEngine(_NumberBlind()).evaluate(answer, contexts), answer)
+    # every probe scores alike; the bindings leave one value that fits: 4.1 percent
+    assert (claim.status, claim.contradicted_by) == ("contradicted", [1])
+    right = "The variable-rate mortgage costs 4.1 percent per year."
+    good = claim_of(NecessityEngine(_NumberBlind()).evaluate(right, contexts), right)
+    assert good.status == "supported"
