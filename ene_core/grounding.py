@@ -126,7 +126,9 @@ _LABEL = re.compile(
 )
 _COMPOUND = re.compile(r"\s*(?P<unit>[a-z]+)\s*/", re.IGNORECASE)
 _COMPUTATION = re.compile(
-    r"\b(?:in total|totals?|together|combined|altogether|in all|lasted|lasts|difference|sum)\b",
+    r"\b(?:in total|totals?|together|combined|altogether|in all|lasted|lasts|difference|sum"
+    r"|comes? to|came to|works? out|adds? up|saves?|saving|uses? up"
+    r"|would (?:pay|cost|get|receive|use|earn|need))\b",
     re.IGNORECASE,
 )
 _COMPARISON = re.compile(  # after the amount: "six years after", "238 metres taller"
@@ -356,6 +358,26 @@ def _sums(kind: str, stated: Sequence[Amount]) -> set[Fraction]:
     return out
 
 
+def _products(c: Amount, stated: Sequence[Amount], claimed: Sequence[Amount]) -> set[Fraction]:
+    """Amounts of ``c``'s kind that a product of two gives: a count times a stated amount
+    ("two halves of 40 minutes": 80 minutes; "ten monthly passes" of 118 euros), or a stated
+    rate times a duration ("17 euros per day" for four days), the count or duration stated or
+    another of the claim's own."""
+    operands = [q for q in (*stated, *claimed) if q is not c and not (q.label or q.loose)]
+    out: set[Fraction] = set()
+    for p in stated:
+        if p.kind != c.kind or p.label or p.loose:
+            continue
+        for q in operands:
+            if q is p or q.bound:
+                continue
+            if q.kind == "count" and not q.per:
+                out.add(p.value * q.value)
+            elif q.kind == "time" and p.per and not q.per:
+                out.add(p.value * q.value / PERIOD[p.per])
+    return out
+
+
 @lru_cache(maxsize=1 << 16)
 def _split(claim: str, premise: str) -> tuple[tuple[Amount, ...], tuple[Amount, ...]]:
     """The claim's amounts that ``premise`` does not state: ``(unstated, computed)``, where
@@ -378,7 +400,8 @@ def _split(claim: str, premise: str) -> tuple[tuple[Amount, ...], tuple[Amount, 
     computed = tuple(
         c
         for c in missing
-        if (cue or _COMPARISON.match(claim, c.end)) and c.value in _sums(c.kind, stated)
+        if (cue or _COMPARISON.match(claim, c.end))
+        and c.value in _sums(c.kind, stated) | _products(c, stated, wanted)
     )
     return tuple(c for c in missing if c not in computed), computed
 

@@ -179,7 +179,8 @@ _WORDS = rf"{_WORD_NUMBER}(?:\s+(?:and\s+)?(?:{_WORD_NUMBER}|hundred|thousand|mi
 _DIGITS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _NUMBER = (
     rf"(?:(?P<digits>{_DIGITS})(?:\s+(?P<scale>hundred|thousand|million|billion))?"
-    rf"|(?P<words>{_WORDS})|(?P<article>an?)(?=\s+(?:dozen|{'|'.join(_UNIT_WORDS)})\b))"
+    rf"|(?P<words>{_WORDS})|(?P<article>an?)(?=\s+(?:dozen|{'|'.join(_UNIT_WORDS)})\b)"
+    r"(?!\s+second\s+[a-z]))"  # "a second dose" is an ordinal
     r"(?P<half>\s+and\s+a\s+half)?"
     r"(?:\s+(?P<dozen>dozen))?"
 )
@@ -518,7 +519,7 @@ def _matches(claim: tuple[Quantity, ...], q: Quantity) -> tuple[str, bool] | Non
 
 
 _PER = re.compile(  # "30 euros per month", "100 requests per minute" (one word between)
-    r"(?:\s+(?!per\b|a\b|an\b|each\b|every\b|of\b|in\b|for\b)[a-z]+)?"
+    r"(?:\s+(?!per\b|a\b|an\b|each\b|every\b|of\b|in\b|for\b|and\b|or\b)[a-z]+)?"
     r"\s*(?:per|a|an|each|every)\s+(day|week|month|year|hour|minute|second|night|annum)\b",
     re.IGNORECASE,
 )

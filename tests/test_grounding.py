@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ene_core import NecessityEngine
-from ene_core.grounding import amounts, rivals, substitute, unstated
+from ene_core.grounding import amounts, computed, rivals, substitute, unstated
 from ene_core.oracle import Scores
 from ene_core.testing import KeywordOracle
 
@@ -63,6 +63,10 @@ from ene_core.testing import KeywordOracle
         ("Drink 2 litres a day.", "Drink 2,000 ml a day."),
         ("The API allows roughly 10 requests per second.", "It allows 600 requests per minute."),
         ("It costs 360 euros a year.", "It costs 30 euros per month."),
+        (  # "a second dose" is an ordinal, not a second of time or a rate
+            "Puppies get their first vaccination at eight weeks.",
+            "Puppies receive their first vaccination at 8 weeks and a second dose at 12 weeks.",
+        ),
     ],
 )
 def test_stated(claim: str, premise: str) -> None:
@@ -360,3 +364,51 @@ def test_the_contradiction_names_the_amount_among_the_claims_words() -> None:
         assert claim.status == "contradicted"
         assert claim.unstated_amounts == ["30 euros per month"]
         assert [order[i] for i in claim.contradicted_by] == [contexts[1]]
+
+
+@pytest.mark.parametrize(
+    ("claim", "premise", "amount"),
+    [
+        (  # a count times a stated amount
+            "For all zones, a year's pass comes to 1,180 euros.",
+            "A monthly pass costs 118 euros for all zones. A year's pass costs the same as ten"
+            " monthly passes.",
+            "1,180 euros",
+        ),
+        (  # a stated rate times the claim's own duration
+            "Renting for four days would cost 68 euros in surcharges.",
+            "Young drivers pay a surcharge of 17 euros per day.",
+            "68 euros",
+        ),
+        (  # a difference, worded as a saving
+            "Booking online saves you 15 euros.",
+            "A ticket costs 45 euros online and 60 euros at the desk.",
+            "15 euros",
+        ),
+    ],
+)
+def test_computed_from_the_evidence(claim: str, premise: str, amount: str) -> None:
+    assert [a.surface for a in computed(claim, premise)] == [amount]
+    assert amount not in [a.surface for a in unstated(claim, premise)]
+
+
+@pytest.mark.parametrize(
+    ("claim", "premise"),
+    [
+        (  # no computation worded
+            "A year's pass is 1,180 euros.",
+            "A monthly pass costs 118 euros. A year's pass costs the same as ten monthly passes.",
+        ),
+        (  # worded, but no product of two amounts gives it
+            "For all zones, a year's pass comes to 1,200 euros.",
+            "A monthly pass costs 118 euros for all zones. A year's pass costs the same as ten"
+            " monthly passes.",
+        ),
+        (  # a bound is no factor: "up to 4 days" times 17 euros is no total
+            "Renting would cost 68 euros in surcharges.",
+            "Young drivers pay a surcharge of 17 euros per day for up to 4 days.",
+        ),
+    ],
+)
+def test_not_computed(claim: str, premise: str) -> None:
+    assert computed(claim, premise) == ()
