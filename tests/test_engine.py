@@ -244,7 +244,8 @@ def test_each_request_gets_its_own_time_in_a_shared_batch() -> None:
     total = heavy.stats.compute_ms + light.stats.compute_ms
     assert 0.8 * elapsed_ms <= total <= 1.05 * elapsed_ms  # the shares add up to the batch
     alone = engine.evaluate(small["answer"], small["contexts"])
-    assert alone.stats.compute_ms == pytest.approx(alone.stats.duration_ms, rel=0.2, abs=0.5)
+    # alone, it is charged its own model calls and never more than its wall time
+    assert 0 < alone.stats.compute_ms <= 1.05 * alone.stats.duration_ms + 0.5
 
 
 def test_repeated_sentences_fill_one_premise_slot() -> None:
