@@ -412,8 +412,14 @@ def _other_value(claim: str, parts: tuple[str, ...]) -> ValueClash | None:
 
 
 def _states(part: str, a: Amount) -> bool:
-    """Whether ``part`` states ``a`` ("a year" of "2.9% a year" states no year)."""
-    return any(same_amount(a, q) for q in amounts(part) if not q.loose)
+    """Whether ``part`` states ``a`` with an amount of its kind ("a year" of "2.9% a year" states
+    no year, the "60" of "60 events" no 60 days), an exact one exactly ("about 2 months" is
+    not "60 days")."""
+    return any(
+        same_amount(a, q) and (a.value == q.value or a.bound == "~" or q.bound != "~")
+        for q in amounts(part)
+        if q.family == a.family and not q.loose
+    )
 
 
 def _as_stated(a: Amount, parts: Sequence[str]) -> Amount:

@@ -199,6 +199,15 @@ DEPOSITS = [
             ],
             "250 euros",
         ),
+        (  # "60 events" and "about 2 months" state no 60 days elsewhere
+            "Without a subscription, clips are kept for 60 days.",
+            [
+                "With 60 events a day the battery lasts about 2 months.",
+                "Without a subscription, clips are stored for 24 hours; the Plus plan keeps them"
+                " for 60 days.",
+            ],
+            "24 hours",
+        ),
         (  # "a day" is a rate's unit, not a second value of the claim's
             "Adults sleep about 10 hours a day.",
             ["Adults sleep about 8 hours a day and children about 10 hours a day."],
