@@ -33,7 +33,7 @@ from .oracle import Scores, Verdict
 from .polarity import turned
 from .premise import EvidenceIndex, Premise, word_share
 from .request import ClaimsRequest, Request
-from .scope import narrowed
+from .scope import excepted, narrowed
 from .scoring import Check, Plan, _Tally
 
 #: the share of a claim's content words that a culprit's sentence must have (with check_bindings);
@@ -309,13 +309,17 @@ class PlanRounds(MinimalSet, GraphAssembly):
 
     def _flip(self, check: Check) -> int | None:
         """The premise part that says the claim with its negation or a word turned
-        (:func:`~ene_core.polarity.turned`) or narrows its "every"
-        (:func:`~ene_core.scope.narrowed`)."""
+        (:func:`~ene_core.polarity.turned`), narrows its "every"
+        (:func:`~ene_core.scope.narrowed`) or excepts what it affirms
+        (:func:`~ene_core.scope.excepted`)."""
         if not self.check_bindings:
             return None
         premise, claim = check
-        found = turned(claim, premise.parts)
-        return found if found is not None else narrowed(claim, premise.parts)
+        for rule in (turned, narrowed, excepted):
+            found = rule(claim, premise.parts)
+            if found is not None:
+                return found
+        return None
 
     def _clash(self, check: Check) -> RoleClash | None:
         return other_holder(check[1], check[0].parts) if self.check_bindings else None

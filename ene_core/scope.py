@@ -29,7 +29,7 @@ from functools import lru_cache
 from .bindings import clauses
 from .premise import content_words
 
-__all__ = ["narrowed"]
+__all__ = ["excepted", "narrowed"]
 
 #: the share of the claim's content words the restricting clause must have
 SHARE = 0.5
@@ -146,3 +146,44 @@ def _restricts(part: str, nouns: frozenset[str]) -> bool:
 def _names(tokens: Sequence[str], nouns: frozenset[str]) -> bool:
     """Whether ``tokens`` hold one of ``nouns`` (stemmed alike: "rates" and "rate")."""
     return not nouns.isdisjoint(content_words(" ".join(tokens)))
+
+
+# "…covers manufacturing defects but not battery wear", "open daily except Mondays"
+_EXCEPTION = re.compile(
+    r"\b(?:but not|and not|except(?:\s+for)?|excluding|other than|apart from|with the exception"
+    r"\s+of|not including)\s+(?P<item>[^,;:.()]+)",
+    re.IGNORECASE,
+)
+_NEGATED = re.compile(r"\b(?:not|no|never|none|nor|without|cannot)\b|n't\b", re.IGNORECASE)
+
+
+def excepted(claim: str, parts: Sequence[str]) -> int | None:
+    """The index of the first premise part that excepts what ``claim`` affirms: "The warranty
+    covers battery wear." against "a warranty that covers manufacturing defects but not battery
+    wear", "The museum is open on Mondays." against "The museum is open daily except Mondays.";
+    ``None`` otherwise.
+
+    The claim holds every content word of the excepted item, and the words of the sentence
+    before the exception hold the claim's other content words (its subject and predicate).
+    Fail-closed: ``None`` for a claim with a negation or an exception of its own, and for an
+    exception from a negated statement ("Pets are not allowed, except guide dogs" allows guide
+    dogs)."""
+    return _excepted(claim.strip(), tuple(parts))
+
+
+@lru_cache(maxsize=1 << 14)
+def _excepted(claim: str, parts: tuple[str, ...]) -> int | None:
+    if _NEGATED.search(claim) or _OWN_LIMIT.search(claim):
+        return None
+    words = set(content_words(claim))
+    for i, part in enumerate(parts):
+        for clause in clauses(part):
+            for m in _EXCEPTION.finditer(clause):
+                item = set(content_words(m["item"]))
+                lead = clause[: m.start()]
+                if not item or not item <= words or _NEGATED.search(lead):
+                    continue
+                rest = words - item
+                if rest and rest <= set(content_words(lead)):
+                    return i
+    return None

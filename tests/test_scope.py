@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ene_core import NecessityEngine
-from ene_core.scope import narrowed
+from ene_core.scope import excepted, narrowed
 from ene_core.testing import KeywordOracle
 
 PLANS = "Email support is available to all customers; phone support is only available on the Enterprise plan."
@@ -103,3 +103,58 @@ def test_engine_contradicts_a_claim_the_evidence_narrows(order: tuple[str, ...])
     assert streamed.model_dump(exclude={"created_at", "stats"}) == whole.model_dump(
         exclude={"created_at", "stats"}
     )
+
+
+# -- what the evidence excepts ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence"),
+    [
+        (
+            "The warranty covers water damage.",
+            "The two-year warranty covers manufacturing faults but not water damage.",
+        ),
+        ("The gallery is open on Tuesdays.", "The gallery is open daily except Tuesdays."),
+        ("You can pay with a prepaid card.", "You can pay by any card other than a prepaid card."),
+        (
+            "The fare includes checked luggage.",
+            "The fare includes a seat and a meal, excluding checked luggage.",
+        ),
+    ],
+)
+def test_excepted(claim: str, sentence: str) -> None:
+    assert excepted(claim, ["Prices include VAT.", sentence]) == 1
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence"),
+    [
+        (  # the rest of the sentence, not the exception
+            "The warranty covers manufacturing faults.",
+            "The two-year warranty covers manufacturing faults but not water damage.",
+        ),
+        ("The gallery is closed on Tuesdays.", "The gallery is open daily except Tuesdays."),
+        ("Guide dogs are allowed.", "Pets are not allowed, except guide dogs."),  # a negated rule
+        ("The warranty does not cover water damage.", "It covers faults but not water damage."),
+        (  # another predicate for the excepted item
+            "Basic fares can be exchanged.",
+            "Refunds are available for all fares except Basic fares, which can be exchanged.",
+        ),
+        (  # the claim excepts it too
+            "The gallery is open every day except Tuesdays.",
+            "The gallery is open daily except Tuesdays.",
+        ),
+    ],
+)
+def test_not_excepted(claim: str, sentence: str) -> None:
+    assert excepted(claim, [sentence]) is None
+
+
+def test_engine_contradicts_what_the_evidence_excepts() -> None:
+    contexts = ["Prices include VAT.", "The gallery is open daily except Tuesdays."]
+    answer = "The gallery is open on Tuesdays."
+    blind = NecessityEngine(KeywordOracle(), check_bindings=False).evaluate(answer, contexts)
+    assert claim_of(blind, answer).status == "supported"  # every word is there
+    claim = claim_of(NecessityEngine(KeywordOracle()).evaluate(answer, contexts), answer)
+    assert (claim.status, claim.contradicted_by) == ("contradicted", [1])
