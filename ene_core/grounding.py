@@ -15,8 +15,9 @@ Loose wording is honoured: "about 300,000 km/s" is stated by "299,792 km/s" (wit
 precision); an amount computed from two stated ones ("lasted 116 years") is :func:`computed`,
 not unstated. Rates are compared by their amount ("4.90 euros" of "4.90 euros a month"), and
 by their rate when both write a period ("600 requests per minute" states "10 per second");
-frequencies ("weekly"), a bare "one", ordinal words and an amount written with an article after
-another amount ("three days a week") are not checked. Deterministic and offline.
+a frequency ("every year") is checked only where the evidence gives a frequency, and a bare
+"one", ordinal words and an amount written with an article after another amount ("three days a
+week") not at all. Deterministic and offline.
 """
 
 from __future__ import annotations
@@ -200,7 +201,7 @@ def amounts(text: str) -> tuple[Amount, ...]:
     seen = False  # an amount before: "a year" of "25 paid days a year" is a rate's unit
     for q in measures:
         follows, seen = seen, True
-        if not free(q.start, q.end) or q.dimension == "frequency":
+        if not free(q.start, q.end):
             continue
         article = q.surface.split()[0].lower() in ("a", "an")
         one = q.dimension == "count" and q.value == 1 and q.style != "digits"
@@ -393,8 +394,10 @@ def _split(claim: str, premise: str) -> tuple[tuple[Amount, ...], tuple[Amount, 
         for c in wanted
         if not any(same_amount(c, q) for q in stated)
         # a plain count ("two people") may count what the premise lists ("a man and a
-        # woman"): unstated only where the premise gives another count
+        # woman"), and a frequency ("every year") may be an adjective ("the annual fair"):
+        # unstated only where the premise gives another count or frequency
         and (counts or c.kind != "count" or c.label or c.bound)
+        and (c.kind != "frequency" or any(q.kind == "frequency" for q in stated))
     ]
     cue = _COMPUTATION.search(claim)
     computed = tuple(

@@ -63,6 +63,12 @@ from ene_core.testing import KeywordOracle
         ("Drink 2 litres a day.", "Drink 2,000 ml a day."),
         ("The API allows roughly 10 requests per second.", "It allows 600 requests per minute."),
         ("It costs 360 euros a year.", "It costs 30 euros per month."),
+        ("Take it twice a day.", "Take one tablet every 12 hours."),  # the same frequency
+        ("The bins are emptied weekly.", "Bins are emptied every week."),
+        (  # no frequency in the evidence: "every year" may be its "annual"
+            "The festival is held every year.",
+            "The annual festival draws 5,000 visitors.",
+        ),
         (  # "a second dose" is an ordinal, not a second of time or a rate
             "Puppies get their first vaccination at eight weeks.",
             "Puppies receive their first vaccination at 8 weeks and a second dose at 12 weeks.",
@@ -412,3 +418,13 @@ def test_computed_from_the_evidence(claim: str, premise: str, amount: str) -> No
 )
 def test_not_computed(claim: str, premise: str) -> None:
     assert computed(claim, premise) == ()
+
+
+def test_a_frequency_the_evidence_gives_otherwise_is_unstated() -> None:
+    claim = "After the booster, the vaccines are repeated every year."
+    premise = (
+        "A booster is given at 15 months; after that, the vaccines are repeated every three years."
+    )
+    (missing,) = unstated(claim, premise)
+    assert missing.surface == "every year"
+    assert [r.surface for r in rivals(missing, premise)] == ["every three years"]
