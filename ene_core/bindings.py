@@ -32,9 +32,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from functools import lru_cache
 
 from .grounding import Amount, amounts, outside, rivals, same_amount
+from .polarity import VALUE_SETS
 from .premise import content_words
 
 __all__ = [
@@ -408,7 +410,53 @@ def _other_value(claim: str, parts: tuple[str, ...]) -> ValueClash | None:
             return clashes[0]
         if stating and (clash := _elsewhere(claim, a, words, stating, parts)) is not None:
             return clash
+    named = _named_values(claim)
+    for a in named:
+        if any(q is not a and q.kind == a.kind for q in named):
+            continue  # "red or green"
+        words = _words(claim, 0, len(claim), (*found, *named), a.kind)
+        stating = [
+            i for i, p in enumerate(parts) if any(_same_name(a, q) for q in _named_values(p))
+        ]
+        clashes = [
+            c
+            for i in stating
+            if (c := _clash(a, words, i, parts[i], (*_plain(parts[i]), *_named_values(parts[i]))))
+            is not None
+        ]
+        if clashes and len(clashes) == len(stating):
+            return clashes[0]
     return None
+
+
+_NAMES = {
+    word: (f"named{n}", Fraction(k))
+    for n, group in enumerate(VALUE_SETS)
+    for k, word in enumerate(group.split())
+}
+_NAME = re.compile(r"[A-Za-z]+")
+
+
+@lru_cache(maxsize=1 << 14)
+def _named_values(text: str) -> tuple[Amount, ...]:
+    """The words of ``text`` that name a value of a closed set ("green", "autumn", "low" of
+    "low-nitrogen"), as amounts of one kind per set, for lists: "Halogenated solvents go in
+    the green container and non-halogenated solvents in the red one"."""
+    out = []
+    for m in _NAME.finditer(text):
+        word = m.group().lower()
+        named = _NAMES.get(word) or _NAMES.get(word[:-1] if word.endswith("s") else word)
+        if named is not None:
+            out.append(Amount(m.start(), m.end(), m.group(), named[0], named[1]))
+    return tuple(out)
+
+
+def _same_name(a: Amount, q: Amount) -> bool:
+    return a.kind == q.kind and a.value == q.value
+
+
+def _plain(text: str) -> tuple[Amount, ...]:
+    return tuple(q for q in amounts(text) if not (q.label or q.loose))
 
 
 def _states(part: str, a: Amount) -> bool:
@@ -499,11 +547,13 @@ def _undecided(one: str, other: str, kinds: set[str]) -> bool:
     return any(mine[k] != theirs[k] for k in mine.keys() & theirs.keys())
 
 
-def _clash(a: Amount, words: frozenset[str], i: int, part: str) -> ValueClash | None:
-    found = tuple(q for q in amounts(part) if not (q.label or q.loose))
+def _clash(
+    a: Amount, words: frozenset[str], i: int, part: str, found: tuple[Amount, ...] | None = None
+) -> ValueClash | None:
+    found = _plain(part) if found is None else found
     kind = a.family
     clauses = _clauses(part, [q for q in found if q.family == kind])
-    mine = [c for c in clauses if any(same_amount(a, q) for q in c.values)]
+    mine = [c for c in clauses if any(_same(a, q) for q in c.values)]
     if len(mine) != 1:
         return None
     home = mine[0]
@@ -529,10 +579,16 @@ def _clash(a: Amount, words: frozenset[str], i: int, part: str) -> ValueClash | 
     if not others or words & (region[home] - theirs):
         return None  # the claim names its value's own clause (or there is no other)
     best = max(others, key=lambda c: len(words & (region[c] - region[home])))
-    if not words & (region[best] - region[home]):
+    # a named value needs two words pointing away: a later clause that leaves out the first
+    # one's words ("blacks would move up the list, and whites would move down") points by one
+    if len(words & (region[best] - region[home])) < (2 if kind.startswith("named") else 1):
         return None
-    place = next(n for n, q in enumerate(home.values) if same_amount(a, q))
+    place = next(n for n, q in enumerate(home.values) if _same(a, q))
     return ValueClash(i, a, best.values[min(place, len(best.values) - 1)])
+
+
+def _same(a: Amount, q: Amount) -> bool:
+    return _same_name(a, q) if a.kind.startswith("named") else same_amount(a, q)
 
 
 def _clauses(part: str, values: Sequence[Amount]) -> list[_Clause]:

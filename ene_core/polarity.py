@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-__all__ = ["align", "flipped", "opposite", "turned"]
+__all__ = ["VALUE_SETS", "align", "flipped", "opposite", "turned"]
 
 _TOKEN = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*|n't", re.IGNORECASE)
 _NEGATION = frozenset({"not", "never", "no", "n't", "cannot"})
@@ -214,7 +214,9 @@ def _says(
 
 # Words of a closed set, or opposites: a claim with one of them, said by an evidence sentence with
 # another in its place (and nowhere itself), says something else. "May" and "fall" are verbs too.
-_SETS = (
+#: sets whose words name a value a list may give each of its items ("in spring with a
+#: high-nitrogen feed and in autumn with a low-nitrogen one"; ene_core.bindings)
+VALUE_SETS = (
     "gold silver bronze",
     "red orange yellow green blue purple violet pink brown black white grey gray",
     "monday tuesday wednesday thursday friday saturday sunday",
@@ -223,6 +225,13 @@ _SETS = (
     "north south east west",
     "northern southern eastern western",
     "morning afternoon evening",
+    "high low",
+    "domestic international",
+    "male female",
+    "men women",
+)
+_SETS = (
+    *VALUE_SETS,
     "left right",
     "raise lower",
     "raises lowers",
@@ -265,7 +274,6 @@ _SETS = (
     "mandatory optional",
     "compulsory optional",
     "public private",
-    "domestic international",
     "internal external",
     "positive negative",
     "input output",
@@ -277,8 +285,6 @@ _SETS = (
     "accepted rejected",
     "included excluded",
     "arrival departure",
-    "male female",
-    "men women",
     "boys girls",
     "husband wife",
     "father mother",

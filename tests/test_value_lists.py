@@ -296,3 +296,39 @@ def test_an_unstated_amount_is_contradicted_by_the_one_value_that_fits() -> None
     right = "The variable-rate mortgage costs 4.1 percent per year."
     good = claim_of(NecessityEngine(_NumberBlind()).evaluate(right, contexts), right)
     assert good.status == "supported"
+
+
+# -- values a closed set names (colours, seasons, days, "high" / "low") ------------------------
+
+BINS = (
+    "Glass goes in the green container on weekdays and paper goes in the blue container on"
+    " Saturdays."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "instead"),
+    [
+        ("Glass goes in the blue container on weekdays.", "green"),
+        ("Paper goes in the green container on Saturdays.", "blue"),
+    ],
+)
+def test_a_named_value_given_to_another(claim: str, instead: str) -> None:
+    found = other_value(claim, [BINS])
+    assert found is not None and found.rival.surface == instead
+
+
+@pytest.mark.parametrize(
+    ("claim", "parts"),
+    [
+        ("Glass goes in the green container on weekdays.", [BINS]),  # the right binding
+        ("Paper goes in the blue container.", [BINS]),
+        ("The containers are green and blue.", [BINS]),  # two values of the set
+        (  # one word points away: a later clause that leaves out the first one's words
+            "Whites would move down the list.",
+            ["Blacks would move up the list, and whites would move down."],
+        ),
+    ],
+)
+def test_no_named_value_given_to_another(claim: str, parts: list[str]) -> None:
+    assert other_value(claim, parts) is None
