@@ -404,10 +404,9 @@ def _other_value(claim: str, parts: tuple[str, ...]) -> ValueClash | None:
             continue  # a claim of two values of a kind may span the list: "128 or 256 GB"
         a = _as_stated(a, parts)
         words = _words(claim, 0, len(claim), found, a.family)
-        stating = [i for i, p in enumerate(parts) if _states(p, a)]
-        clashes = [c for i in stating if (c := _clash(a, words, i, parts[i])) is not None]
-        if clashes and len(clashes) == len(stating):
-            return clashes[0]
+        stating, clash = _listed(a, words, parts)
+        if clash is not None:
+            return clash
         if stating and (clash := _elsewhere(claim, a, words, stating, parts)) is not None:
             return clash
     named = _named_values(claim)
@@ -415,18 +414,20 @@ def _other_value(claim: str, parts: tuple[str, ...]) -> ValueClash | None:
         if any(q is not a and q.kind == a.kind for q in named):
             continue  # "red or green"
         words = _words(claim, 0, len(claim), (*found, *named), a.kind)
-        stating = [
-            i for i, p in enumerate(parts) if any(_same_name(a, q) for q in _named_values(p))
-        ]
-        clashes = [
-            c
-            for i in stating
-            if (c := _clash(a, words, i, parts[i], (*_plain(parts[i]), *_named_values(parts[i]))))
-            is not None
-        ]
-        if clashes and len(clashes) == len(stating):
-            return clashes[0]
+        _, clash = _listed(a, words, parts)
+        if clash is not None:
+            return clash
     return None
+
+
+def _listed(
+    a: Amount, words: frozenset[str], parts: Sequence[str]
+) -> tuple[list[int], ValueClash | None]:
+    """The parts that state ``a``, and the clash of the first when every one of them is a list
+    that gives ``a`` to something else than the claim's ``words`` describe."""
+    stating = [i for i, p in enumerate(parts) if _states(p, a)]
+    clashes = [c for i in stating if (c := _clash(a, words, i, parts[i])) is not None]
+    return stating, clashes[0] if clashes and len(clashes) == len(stating) else None
 
 
 _NAMES = {
@@ -459,10 +460,22 @@ def _plain(text: str) -> tuple[Amount, ...]:
     return tuple(q for q in amounts(text) if not (q.label or q.loose))
 
 
+def _values(part: str, a: Amount) -> tuple[Amount, ...]:
+    """The values of ``part`` a list of ``a``'s kind may hold: its amounts, and for a named
+    value its named ones too."""
+    return (*_plain(part), *_named_values(part)) if _is_named(a) else _plain(part)
+
+
+def _is_named(a: Amount) -> bool:
+    return a.kind.startswith("named")
+
+
 def _states(part: str, a: Amount) -> bool:
     """Whether ``part`` states ``a`` with an amount of its kind ("a year" of "2.9% a year" states
     no year, the "60" of "60 events" no 60 days), an exact one exactly ("about 2 months" is
-    not "60 days")."""
+    not "60 days"); a named value by its word."""
+    if _is_named(a):
+        return any(_same_name(a, q) for q in _named_values(part))
     return any(
         same_amount(a, q) and (a.value == q.value or a.bound == "~" or q.bound != "~")
         for q in amounts(part)
@@ -538,8 +551,8 @@ def _undecided(one: str, other: str, kinds: set[str]) -> bool:
 
     def values(text: str) -> dict[str, set[tuple[str, object]]]:
         out: dict[str, set[tuple[str, object]]] = {}
-        for q in amounts(text):
-            if not (q.label or q.loose) and q.family not in kinds:
+        for q in _plain(text):
+            if q.family not in kinds:
                 out.setdefault(q.family, set()).add((q.kind, q.value))
         return out
 
@@ -547,10 +560,8 @@ def _undecided(one: str, other: str, kinds: set[str]) -> bool:
     return any(mine[k] != theirs[k] for k in mine.keys() & theirs.keys())
 
 
-def _clash(
-    a: Amount, words: frozenset[str], i: int, part: str, found: tuple[Amount, ...] | None = None
-) -> ValueClash | None:
-    found = _plain(part) if found is None else found
+def _clash(a: Amount, words: frozenset[str], i: int, part: str) -> ValueClash | None:
+    found = _values(part, a)
     kind = a.family
     clauses = _clauses(part, [q for q in found if q.family == kind])
     mine = [c for c in clauses if any(_same(a, q) for q in c.values)]
@@ -581,14 +592,14 @@ def _clash(
     best = max(others, key=lambda c: len(words & (region[c] - region[home])))
     # a named value needs two words pointing away: a later clause that leaves out the first
     # one's words ("blacks would move up the list, and whites would move down") points by one
-    if len(words & (region[best] - region[home])) < (2 if kind.startswith("named") else 1):
+    if len(words & (region[best] - region[home])) < (2 if _is_named(a) else 1):
         return None
     place = next(n for n, q in enumerate(home.values) if _same(a, q))
     return ValueClash(i, a, best.values[min(place, len(best.values) - 1)])
 
 
 def _same(a: Amount, q: Amount) -> bool:
-    return _same_name(a, q) if a.kind.startswith("named") else same_amount(a, q)
+    return _same_name(a, q) if _is_named(a) else same_amount(a, q)
 
 
 def _clauses(part: str, values: Sequence[Amount]) -> list[_Clause]:
