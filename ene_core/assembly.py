@@ -147,6 +147,7 @@ class GraphAssembly:
             stats=RunStats(
                 oracle_checks=tally.checks,
                 forward_pairs=tally.forward,
+                focus_pairs=tally.focus,
                 cache_hits=tally.hits,
                 empty_premises=tally.empty,
                 truncated_premises=tally.truncated,

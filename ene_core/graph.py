@@ -27,7 +27,8 @@ from .normalise import MAX_DEPTH, decode_json, json_problem
 #      Verifier.check_bindings; older ENGs load with them None)
 # 1.8: value lists (Claim.other_value; older ENGs load with it None)
 # 1.9: claims supported alone (Claim.supported_alone_by; older ENGs load with it empty)
-SCHEMA_VERSION = "1.9"
+# 1.10: RunStats.focus_pairs (premises also read as their leading sentences)
+SCHEMA_VERSION = "1.10"
 
 Status = Literal["supported", "contradicted", "unsupported"]
 Classification = Literal["unsupported", "contradicted", "fragile", "joint", "robust"]
@@ -222,6 +223,13 @@ class RunStats(_Model):
     forward_pairs: int = Field(description="Pairs this request actually sent through the model.")
     cache_hits: int = Field(description="Checks answered by the cache or an identical premise.")
     empty_premises: int = Field(description="Checks with no evidence left (no model call).")
+    focus_pairs: int = Field(
+        default=0,
+        description=(
+            "Of the forward pairs, those whose premise the model also read as its leading "
+            "sentences alone: one more pair each. Added in 1.10."
+        ),
+    )
     truncated_premises: int = 0
     duration_ms: float = Field(
         default=0.0,

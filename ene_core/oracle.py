@@ -73,6 +73,17 @@ def decide(
     return "unsupported"
 
 
+def blend(packed: Scores, focused: Scores) -> Scores:
+    """The scores of a premise read twice, whole and as its leading sentences alone
+    (:attr:`~ene_core.premise.Premise.focus`): the mean entailment, and the smaller
+    contradiction (a contradiction must hold in both readings)."""
+    return Scores(
+        (packed.entail + focused.entail) / 2,
+        min(packed.contra, focused.contra),
+        packed.truncated or focused.truncated,
+    )
+
+
 @runtime_checkable
 class SupportOracle(Protocol):
     """What the engine needs from a verifier. Implementations must be thread-safe."""

@@ -226,10 +226,16 @@ class Premise:
     text: str
     sources: tuple[tuple[int, int], ...]
     parts: tuple[str, ...] = ()
+    focus: tuple[str, ...] = ()  # the parts of its leading sentences, when weaker ones joined them
 
     @property
     def contexts(self) -> frozenset[int]:
         return frozenset(c for c, _ in self.sources)
+
+    @property
+    def key(self) -> str:
+        """What the verifier reads: the text, and the focus after it when there is one."""
+        return self.text if not self.focus else f"{self.text}\x00{''.join(self.focus)}"
 
 
 @dataclass(frozen=True)
@@ -285,7 +291,7 @@ class EvidenceIndex:
         avg_len = total / n if total else 1.0  # no content words: no sentence is ever scored
         self._slack = [_K1 * (1 - _B + _B * s.piece.length / avg_len) for s in self.sentences]
         self._postings = postings
-        self._ranked: dict[str, list[_Sentence]] = {}
+        self._ranked: dict[str, list[tuple[_Sentence, float]]] = {}
         self._premises: dict[tuple[str, frozenset[int] | None], Premise] = {}
 
     def premise(self, claim: str, keep: Collection[int] | None = None) -> Premise:
@@ -299,11 +305,15 @@ class EvidenceIndex:
             found = self._premises[key] = self._pack(claim, self._ranking(claim), allowed)
         return found
 
-    def _pack(self, claim: str, ranked: list[_Sentence], allowed: frozenset[int] | None) -> Premise:
+    def _pack(
+        self, claim: str, ranked: list[tuple[_Sentence, float]], allowed: frozenset[int] | None
+    ) -> Premise:
         chosen: list[_Sentence] = []
+        leading: list[_Sentence] = []  # those scoring at least packer.focus of the best
         seen: set[str] = set()  # a repeated sentence (near-duplicate chunks) adds nothing
         words = 0
-        for s in ranked:
+        best = 0.0
+        for s, score in ranked:
             if allowed is not None and s.context not in allowed:
                 continue
             piece = s.piece
@@ -311,25 +321,34 @@ class EvidenceIndex:
                 continue
             if chosen and words + piece.size > self.packer.max_words:
                 continue
+            best = best or score
             chosen.append(s)
+            if score >= self.packer.focus * best:
+                leading.append(s)
             seen.add(piece.same)
             words += piece.size
             if len(chosen) == self.packer.top_k:
                 break
-        chosen.sort(key=lambda s: s.position)
+        parts = self._write(claim, chosen)
+        focus = self._write(claim, leading) if len(leading) < len(chosen) else ()
+        sources = tuple((s.context, s.position) for s in sorted(chosen, key=lambda s: s.position))
+        return Premise("".join(parts), sources, parts, focus)
+
+    def _write(self, claim: str, sentences: list[_Sentence]) -> tuple[str, ...]:
+        """``sentences`` in document order, in the claim's words, each with its separator."""
         parts: list[str] = []
         previous = -1
-        for s in chosen:
+        for s in sorted(sentences, key=lambda s: s.position):
             separator = "" if not parts else " " if s.context == previous else "\n"
             text = align(s.text, claim) if self.packer.align_quantities else s.text
             text = polarity.align(text, claim) if self.packer.align_negation else text
             parts.append(separator + text)
             previous = s.context
-        sources = tuple((s.context, s.position) for s in chosen)
-        return Premise("".join(parts), sources, tuple(parts))
+        return tuple(parts)
 
-    def _ranking(self, claim: str) -> list[_Sentence]:
-        """Sentences with a positive BM25 score for ``claim``, best first (ties: earlier first).
+    def _ranking(self, claim: str) -> list[tuple[_Sentence, float]]:
+        """Sentences with a positive BM25 score for ``claim`` and their scores, best first (ties:
+        earlier first).
 
         Each sentence's score adds its query terms in sorted order (a fixed float sum order),
         touching only the sentences that contain a term.
@@ -343,7 +362,7 @@ class EvidenceIndex:
                     gain = idf * tf * (_K1 + 1) / (tf + self._slack[position])
                     scores[position] = scores.get(position, 0.0) + gain
             best = sorted((-score, p) for p, score in scores.items() if score > 0)
-            ranked = self._ranked[claim] = [self.sentences[p] for _, p in best]
+            ranked = self._ranked[claim] = [(self.sentences[p], -score) for score, p in best]
         return ranked
 
 
@@ -356,6 +375,9 @@ class PremisePacker:
     max_sentence_words: int = 80
     align_quantities: bool = True  # amounts in the claim's words (ene_core.quantities)
     align_negation: bool = True  # "unsigned" as "not signed" for its claim (ene_core.polarity)
+    #: a premise whose packed sentences score under this share of its best one's BM25 score is
+    #: also read without them (``Premise.focus``; :func:`~ene_core.oracle.blend`); 0: never
+    focus: float = 0.3
 
     def index(self, contexts: Sequence[str]) -> EvidenceIndex:
         """The index of ``contexts``: the same object for the same texts and settings while it
@@ -374,6 +396,8 @@ class PremisePacker:
             described["quantities"] = "aligned"
         if self.align_negation:
             described["negation"] = "aligned"
+        if self.focus:
+            described["focus"] = f"{self.focus:g}"
         return described
 
 

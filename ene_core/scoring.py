@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import OracleError
 from .graph import EvidenceNecessityGraph
-from .oracle import Scores, SupportOracle
+from .oracle import Scores, SupportOracle, blend
 from .premise import Premise
 from .request import Request
 
@@ -36,6 +36,7 @@ class _Tally:
 
     checks: int = 0
     forward: int = 0
+    focus: int = 0  # of those, premises also read as their focus
     hits: int = 0
     empty: int = 0
     truncated: int = 0
@@ -172,7 +173,7 @@ class PlanDriver:
             tally = tallies[i]
             tally.checks += len(checks)
             for premise, claim in checks:
-                key = (model, premise.text, claim)
+                key = (model, premise.key, claim)
                 if not premise.text:
                     tally.empty += 1
                 elif key in todo:
@@ -184,6 +185,7 @@ class PlanDriver:
                     needs[i].add(place.setdefault(key, len(todo)))
                     todo[key] = (premise, i)
                     tally.forward += 1
+                    tally.focus += bool(premise.focus)
                     weights[i] += len(premise.text) + len(claim)
         if not any(weights.values()):
             weights = {i: len(checks) for i, checks in asks.items()}
@@ -278,16 +280,25 @@ class PlanDriver:
         batch: Sequence[tuple[tuple[str, str, str], tuple[Premise, int]]],
         on_scored: Callable[[list[int], list[Scores]], None] | None = None,
     ) -> list[Scores]:
-        """The oracle's scores of fresh pairs; premises as their parts where it takes them."""
+        """The oracle's scores of fresh pairs; premises as their parts where it takes them, and
+        a premise with a focus read a second time, in the same call, the two blended
+        (:func:`~ene_core.oracle.blend`)."""
+        focused = [n for n, (_, (p, _)) in enumerate(batch) if p.focus]
+        pairs = [(p.parts or (p.text,), key[2]) for key, (p, _) in batch]
+        pairs += [(batch[n][1][0].focus, batch[n][0][2]) for n in focused]
         score_parts = getattr(self.oracle, "score_parts", None)
-        if score_parts is not None:
-            pairs = [(p.parts or (p.text,), key[2]) for key, (p, _) in batch]
-            scores = score_parts(pairs) if on_scored is None else score_parts(pairs, on_scored)
+        if score_parts is None:
+            scores = self.oracle.score([("".join(parts), claim) for parts, claim in pairs])
+        elif on_scored is None:
+            scores = score_parts(pairs)
         else:
-            scores = self.oracle.score([(p.text, key[2]) for key, (p, _) in batch])
-        if len(scores) != len(batch):
-            raise OracleError(f"oracle returned {len(scores)} scores for {len(batch)} pairs")
-        return scores
+            scores = score_parts(pairs, _Blending(len(batch), focused, on_scored))
+        if len(scores) != len(pairs):
+            raise OracleError(f"oracle returned {len(scores)} scores for {len(pairs)} pairs")
+        second = dict(zip(focused, scores[len(batch) :], strict=True))
+        return [
+            blend(s, second[n]) if n in second else s for n, s in enumerate(scores[: len(batch)])
+        ]
 
     def _row(
         self, checks: list[Check], tally: _Tally, fresh: Mapping[tuple[str, str, str], Scores]
@@ -298,7 +309,7 @@ class PlanDriver:
         empty = Scores(0.0, 0.0)
         row = []
         for premise, claim in checks:
-            key = (model, premise.text, claim)
+            key = (model, premise.key, claim)
             value: Scores | None = (
                 empty if not premise.text else fresh.get(key) or self.cache.get(key)
             )
@@ -308,6 +319,36 @@ class PlanDriver:
             row.append(value)
             tally.truncated += value.truncated
         return row
+
+
+class _Blending:
+    """Relays an oracle's passes to ``on_scored`` as pairs, not readings: a pair read twice (its
+    premise's focus is reading ``size + f`` for the ``f``-th of ``focused``) once both are in."""
+
+    def __init__(
+        self,
+        size: int,
+        focused: Sequence[int],
+        on_scored: Callable[[list[int], list[Scores]], None],
+    ) -> None:
+        self.of = {size + f: n for f, n in enumerate(focused)}
+        self.twice = set(focused)
+        self.on_scored = on_scored
+        self.readings: dict[int, list[Scores | None]] = {}
+
+    def __call__(self, done: list[int], scores: list[Scores]) -> None:
+        ready: list[int] = []
+        values: list[Scores] = []
+        for j, s in zip(done, scores, strict=True):
+            n = self.of.get(j, j)
+            got = self.readings.setdefault(n, [None, None])
+            got[j != n] = s
+            whole, focus = got
+            if whole is not None and (focus is not None or n not in self.twice):
+                ready.append(n)
+                values.append(whole if focus is None else blend(whole, focus))
+        if ready:
+            self.on_scored(ready, values)
 
 
 def _share(tallies: Sequence[_Tally], seconds: float, weights: Sequence[int]) -> None:

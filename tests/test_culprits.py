@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from ene_core import NecessityEngine
 from ene_core.oracle import Scores
-from ene_core.premise import content_words, word_share
+from ene_core.premise import PremisePacker, content_words, word_share
 from ene_core.rounds import CULPRIT_SHARE
 from ene_core.testing import KeywordOracle
 
@@ -117,6 +117,10 @@ HOLDS = "The fund holds about 1,500 companies from 23 developed countries."
 ALSO = "About 1,500 companies are what the fund holds, from 23 developed countries."
 
 
+#: packing without the focus reading, which on its own reads this oracle's packs right (below)
+UNFOCUSED = PremisePacker(focus=0)
+
+
 class JuxtaposingOracle(KeywordOracle):
     """Like a small NLI model confused by a packed premise: contradicts a claim where any line
     of the premise is about a fund and lacks the claim's words; else entails a claim whose
@@ -145,10 +149,14 @@ CLAIM = "The fund holds about 1,500 companies."
 def test_a_claim_its_packed_premise_only_juxtaposes_is_supported_alone(
     order: tuple[str, str],
 ) -> None:
-    blind = NecessityEngine(JuxtaposingOracle(), check_bindings=False).evaluate(CLAIM, list(order))
+    blind = NecessityEngine(JuxtaposingOracle(), packer=UNFOCUSED, check_bindings=False).evaluate(
+        CLAIM, list(order)
+    )
     was = claim_of(blind, CLAIM)
     assert (was.status, [order[i] for i in was.contradicted_by]) == ("contradicted", [BOND])
-    streamed, whole = streamed_and_whole(NecessityEngine(JuxtaposingOracle()), CLAIM, order)
+    streamed, whole = streamed_and_whole(
+        NecessityEngine(JuxtaposingOracle(), packer=UNFOCUSED), CLAIM, order
+    )
     for eng in (streamed, whole):
         claim = claim_of(eng, CLAIM)
         assert (claim.status, claim.classification) == ("supported", "fragile")
@@ -162,7 +170,9 @@ def test_a_claim_its_packed_premise_only_juxtaposes_is_supported_alone(
 
 
 def test_two_contexts_that_each_support_it_alone_make_it_robust() -> None:
-    eng = NecessityEngine(JuxtaposingOracle()).evaluate(CLAIM, [HOLDS, BOND, ALSO])
+    eng = NecessityEngine(JuxtaposingOracle(), packer=UNFOCUSED).evaluate(
+        CLAIM, [HOLDS, BOND, ALSO]
+    )
     claim = claim_of(eng, CLAIM)
     assert (claim.status, claim.classification, claim.necessary) == ("supported", "robust", [])
     assert claim.supported_alone_by == [0, 2]
@@ -170,7 +180,9 @@ def test_two_contexts_that_each_support_it_alone_make_it_robust() -> None:
 
 
 def test_a_claim_no_context_supports_alone_stays_unsupported() -> None:
-    claim = claim_of(NecessityEngine(JuxtaposingOracle()).evaluate(CLAIM, [BOND]), CLAIM)
+    claim = claim_of(
+        NecessityEngine(JuxtaposingOracle(), packer=UNFOCUSED).evaluate(CLAIM, [BOND]), CLAIM
+    )
     assert (claim.status, claim.supported_alone_by, claim.necessary) == ("unsupported", [], [])
 
 
@@ -178,7 +190,7 @@ def test_supported_alone_is_shown_and_an_older_eng_loads_without_it() -> None:
     from ene_core.cli.commands import render
     from ene_core.reports.viewer import render_html
 
-    engine = NecessityEngine(JuxtaposingOracle())
+    engine = NecessityEngine(JuxtaposingOracle(), packer=UNFOCUSED)
     eng = engine.evaluate(CLAIM, [BOND, HOLDS])
     assert "supported read alone by: #2" in render(eng)
     assert "supported read alone by: #2" in render_html([eng])
@@ -187,3 +199,14 @@ def test_supported_alone_is_shown_and_an_older_eng_loads_without_it() -> None:
     assert content["ene.claim.supported_alone_by"] == plain["ene.claim.supported_alone_by"]
     old = as_older(eng, "1.8", [], ["supported_alone_by"])
     assert old.claims[0].supported_alone_by == [] and old.schema_version == "1.8"
+
+
+def test_the_focus_reading_keeps_a_juxtaposed_sentence_out_of_the_verdict() -> None:
+    # HOLDS scores far above BOND for the claim: the model also reads HOLDS alone, and the
+    # blend (mean entailment, smaller contradiction) supports the claim with no rule needed.
+    eng = NecessityEngine(JuxtaposingOracle()).evaluate(CLAIM, [BOND, HOLDS])
+    claim = claim_of(eng, CLAIM)
+    assert (claim.status, claim.necessary, claim.supported_alone_by) == ("supported", [1], [])
+    assert claim.p_entail == pytest.approx((0.05 + 0.95) / 2)
+    assert claim.p_contra == pytest.approx(0.02)
+    assert eng.stats.focus_pairs >= 1

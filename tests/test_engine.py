@@ -100,7 +100,9 @@ def test_oracle_calls_are_bounded() -> None:
     mss_checks = eng.stats.oracle_checks - necessity_checks
     assert eng.stats.oracle_checks >= necessity_checks
     assert mss_checks <= supported * (2 * n + 1) + n * supported
-    assert oracle.pairs_scored == eng.stats.forward_pairs
+    # each fresh check is one pair, and one more where its premise is also read as its focus
+    assert oracle.pairs_scored == eng.stats.forward_pairs + eng.stats.focus_pairs
+    assert eng.stats.focus_pairs <= eng.stats.forward_pairs
     assert eng.stats.forward_pairs + eng.stats.cache_hits + eng.stats.empty_premises == (
         eng.stats.oracle_checks
     )

@@ -85,6 +85,36 @@ def test_overlapped_rounds_give_the_same_engs_and_counts() -> None:
     assert [counts(e) for e in overlapped] == [counts(e) for e in plain]
 
 
+TOWER = [
+    "The tower in Paris is 330 metres tall and was finished in 1889.",
+    "Paris hosts many tourists every spring.",
+    "The river floods every spring.",
+]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3])
+def test_pairs_read_twice_are_reported_once_both_readings_are_in(size: int) -> None:
+    # The tower's premise packs a sentence that shares one word: it is also read as its focus,
+    # and the passes that bring a pair's two readings differ (backwards, `size` pairs each).
+    batch = [
+        {
+            "answer": "The tower in Paris is 330 metres tall. The river floods every spring.",
+            "contexts": TOWER,
+        },
+        *requests(8),
+    ]
+    oracle = PassingOracle(size=size)
+    overlapped = NecessityEngine(oracle).evaluate_many(batch)
+    plain = NecessityEngine(KeywordOracle()).evaluate_many(batch)
+    assert oracle.streamed_calls > 0 and overlapped[0].stats.focus_pairs > 0
+    assert [e.model_dump(exclude={"stats"}) for e in overlapped] == [
+        e.model_dump(exclude={"stats"}) for e in plain
+    ]
+    assert [(counts(e), e.stats.focus_pairs) for e in overlapped] == [
+        (counts(e), e.stats.focus_pairs) for e in plain
+    ]
+
+
 def test_plans_move_on_while_the_model_scores_the_rest() -> None:
     stepped = threading.Event()
 
@@ -199,11 +229,16 @@ def test_cached_index_ranks_and_packs_like_a_fresh_one(
     assert packer.index(list(contexts)) is shared  # the same texts: the same index
     for claim in claims:
         fresh = EvidenceIndex(contexts, packer)
-        assert [s.position for s in shared._ranking(claim)] == reference_ranking(fresh, claim)
+        assert [s.position for s, _ in shared._ranking(claim)] == reference_ranking(fresh, claim)
         for subset in (None, keep):
             premise = shared.premise(claim, subset)
             assert premise == fresh.premise(claim, subset)
             assert "".join(premise.parts) == premise.text
+            # the focus: some of the packed sentences (fewer), in the same order
+            lines = [part.strip() for part in premise.parts]
+            focus = [part.strip() for part in premise.focus]
+            assert len(focus) < max(len(lines), 1)
+            assert focus == [line for line in lines if line in focus]
 
 
 def test_premise_parts_carry_their_separators() -> None:
