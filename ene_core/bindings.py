@@ -615,12 +615,18 @@ def _clauses(part: str, values: Sequence[Amount]) -> list[_Clause]:
     ]
     bounds = [0, *(x for m in cuts for x in m.span()), len(part)]
     pieces = [(bounds[n], bounds[n + 1]) for n in range(0, len(bounds), 2)]
+    strength = [0, *(_strength(m.group()) for m in cuts), 0]  # of the cut before each piece
     out: list[_Clause] = []
     pending = None
-    for s, e in pieces:
+    for n, (s, e) in enumerate(pieces):
         held = tuple(q for q in values if s <= q.start < e)
         if pending is not None:
             s, pending = pending, None
+        if not held and out and strength[n] < strength[n + 1]:
+            # "the blue bin is for paper and cardboard, and the yellow bin ...": a piece cut
+            # off by "and" before a comma's cut belongs with the clause before it
+            out[-1] = _Clause(out[-1].start, e, out[-1].values)
+            continue
         if not held:
             pending = s
             continue
@@ -628,6 +634,11 @@ def _clauses(part: str, values: Sequence[Amount]) -> list[_Clause]:
     if pending is not None and out:
         out[-1] = _Clause(out[-1].start, len(part), out[-1].values)
     return out if len(out) >= 2 else []
+
+
+def _strength(cut: str) -> int:
+    """How strongly a clause cut separates: a semicolon, a comma, a conjunction alone."""
+    return 3 if ";" in cut else 2 if "," in cut else 1
 
 
 def _words(text: str, start: int, end: int, found: Sequence[Amount], kind: str) -> frozenset[str]:

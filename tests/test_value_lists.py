@@ -26,6 +26,10 @@ NOTICE = (
     " employer."
 )
 STAFF = "The company had 200 employees in 2019 and 350 in 2023."
+BINS = (  # "and" inside the first item, ", and" between the items
+    "In Eastbury the blue bin is for paper and cardboard, and the yellow bin is for plastic"
+    " packaging and metal cans."
+)
 
 
 @pytest.mark.parametrize(
@@ -36,6 +40,7 @@ STAFF = "The company had 200 employees in 2019 and 350 in 2023."
         ("The Basic plan includes 150 pages a month.", [PLANS], "150 pages a month", "50"),
         ("Employees have to give three months' notice.", [NOTICE], "three months", "one month"),
         ("The company had 200 employees in 2023.", [STAFF], "2023", "2019"),  # by its other value
+        ("In Eastbury, metal cans belong in the blue bin.", [BINS], "blue", "yellow"),
         (  # among other sentences, in a sentence of its own
             "Dinner is reimbursed up to 25 euros.",
             ["Claims are due within 60 days.", MEALS],
@@ -63,6 +68,8 @@ def test_a_value_given_to_another(claim: str, parts: list[str], said: str, inste
         ("The Plus plan includes 150 pages.", [PLANS]),
         ("Employers have to give three months' notice.", [NOTICE]),
         ("The company had 350 employees in 2023.", [STAFF]),
+        ("In Eastbury, cardboard belongs in the blue bin.", [BINS]),
+        ("In Eastbury, metal cans belong in the yellow bin.", [BINS]),
         ("Lunch costs 25 euros and dinner 40 euros.", [MEALS]),  # two values: the whole list
         ("Dinner is reimbursed up to 25 euros.", [MEALS, "Dinner is paid up to 25 euros."]),
         ("Dinner is reimbursed up to 60 euros.", [MEALS]),  # unstated: the amount check's
