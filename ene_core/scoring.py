@@ -286,19 +286,17 @@ class PlanDriver:
         focused = [n for n, (_, (p, _)) in enumerate(batch) if p.focus]
         pairs = [(p.parts or (p.text,), key[2]) for key, (p, _) in batch]
         pairs += [(batch[n][1][0].focus, batch[n][0][2]) for n in focused]
+        blending = _Blending(len(batch), focused, on_scored)
         score_parts = getattr(self.oracle, "score_parts", None)
         if score_parts is None:
             scores = self.oracle.score([("".join(parts), claim) for parts, claim in pairs])
         elif on_scored is None:
             scores = score_parts(pairs)
         else:
-            scores = score_parts(pairs, _Blending(len(batch), focused, on_scored))
+            scores = score_parts(pairs, blending)
         if len(scores) != len(pairs):
             raise OracleError(f"oracle returned {len(scores)} scores for {len(pairs)} pairs")
-        second = dict(zip(focused, scores[len(batch) :], strict=True))
-        return [
-            blend(s, second[n]) if n in second else s for n, s in enumerate(scores[: len(batch)])
-        ]
+        return blending.pairs(scores)
 
     def _row(
         self, checks: list[Check], tally: _Tally, fresh: Mapping[tuple[str, str, str], Scores]
@@ -322,33 +320,43 @@ class PlanDriver:
 
 
 class _Blending:
-    """Relays an oracle's passes to ``on_scored`` as pairs, not readings: a pair read twice (its
-    premise's focus is reading ``size + f`` for the ``f``-th of ``focused``) once both are in."""
+    """A call's readings as its pairs' scores: a pair read twice (its premise's focus is reading
+    ``size + f`` for the ``f``-th of ``focused``) is blended once both readings are in. Called
+    with each forward pass's readings, it relays the pairs they complete to ``on_scored``."""
 
     def __init__(
         self,
         size: int,
         focused: Sequence[int],
-        on_scored: Callable[[list[int], list[Scores]], None],
+        on_scored: Callable[[list[int], list[Scores]], None] | None = None,
     ) -> None:
+        self.size = size
         self.of = {size + f: n for f, n in enumerate(focused)}
         self.twice = set(focused)
         self.on_scored = on_scored
         self.readings: dict[int, list[Scores | None]] = {}
 
-    def __call__(self, done: list[int], scores: list[Scores]) -> None:
-        ready: list[int] = []
-        values: list[Scores] = []
+    def __call__(self, done: Sequence[int], scores: Sequence[Scores]) -> None:
+        ready = self._take(done, scores)
+        if ready and self.on_scored is not None:
+            self.on_scored([n for n, _ in ready], [value for _, value in ready])
+
+    def pairs(self, scores: Sequence[Scores]) -> list[Scores]:
+        """Every pair's scores, from all the call's readings."""
+        self.readings.clear()
+        found = dict(self._take(range(len(scores)), scores))
+        return [found[n] for n in range(self.size)]
+
+    def _take(self, done: Sequence[int], scores: Sequence[Scores]) -> list[tuple[int, Scores]]:
+        ready = []
         for j, s in zip(done, scores, strict=True):
             n = self.of.get(j, j)
             got = self.readings.setdefault(n, [None, None])
             got[j != n] = s
             whole, focus = got
             if whole is not None and (focus is not None or n not in self.twice):
-                ready.append(n)
-                values.append(whole if focus is None else blend(whole, focus))
-        if ready:
-            self.on_scored(ready, values)
+                ready.append((n, whole if focus is None else blend(whole, focus)))
+        return ready
 
 
 def _share(tallies: Sequence[_Tally], seconds: float, weights: Sequence[int]) -> None:
