@@ -186,7 +186,7 @@ class PlanDriver:
                     todo[key] = (premise, i)
                     tally.forward += 1
                     tally.focus += bool(premise.focus)
-                    weights[i] += len(premise.text) + len(claim)
+                    weights[i] += _size(premise, claim)
         if not any(weights.values()):
             weights = {i: len(checks) for i, checks in asks.items()}
         pending = list(todo.items())
@@ -201,7 +201,7 @@ class PlanDriver:
                 _validate(computed)
                 key, (premise, sender) = pending[n]
                 fresh[key] = computed
-                senders[sender] = senders.get(sender, 0) + len(premise.text) + len(key[2])
+                senders[sender] = senders.get(sender, 0) + _size(premise, key[2])
                 for i in waiting.pop(n, ()):
                     needs[i].discard(n)
                     if not needs[i]:
@@ -357,6 +357,13 @@ class _Blending:
             if whole is not None and (focus is not None or n not in self.twice):
                 ready.append((n, whole if focus is None else blend(whole, focus)))
         return ready
+
+
+def _size(premise: Premise, claim: str) -> int:
+    """The text the model reads for one check (a proxy for its tokens): premise and claim, and
+    the focus with the claim again where the premise is read twice."""
+    size = len(premise.text) + len(claim)
+    return size + sum(map(len, premise.focus)) + len(claim) if premise.focus else size
 
 
 def _share(tallies: Sequence[_Tally], seconds: float, weights: Sequence[int]) -> None:
