@@ -13,11 +13,12 @@ not state").
 Loose wording is honoured: "about 300,000 km/s" is stated by "299,792 km/s" (within a tenth),
 "more than 20" by "25", "under 40" by "38", "1,200" by "1,187" (rounded to the claim's
 precision); an amount computed from two stated ones ("lasted 116 years") is :func:`computed`,
-not unstated. Rates are compared by their amount ("4.90 euros" of "4.90 euros a month"), and
-by their rate when both write a period ("600 requests per minute" states "10 per second");
-a frequency ("every year") is checked only where the evidence gives a frequency, and a bare
-"one", ordinal words and an amount written with an article after another amount ("three days a
-week") not at all. Deterministic and offline.
+not unstated, and so is a duration between two years of one evidence sentence or a share in
+words that two amounts give ("roughly half that"). Rates are compared by their amount ("4.90
+euros" of "4.90 euros a month"), and by their rate when both write a period ("600 requests
+per minute" states "10 per second"); a frequency ("every year") is checked only where the
+evidence gives a frequency, and a bare "one", ordinal words and an amount written with an
+article after another amount ("three days a week") not at all. Deterministic and offline.
 """
 
 from __future__ import annotations
@@ -348,15 +349,69 @@ def _step(a: Amount) -> Fraction | None:
 
 def _sums(kind: str, stated: Sequence[Amount]) -> set[Fraction]:
     """Sums and differences of two of the ``stated`` amounts, as amounts of ``kind`` (two
-    years give a duration)."""
+    years, or the years of two dates, give a duration; two frequencies the gap between their
+    periods: "every 12 weeks" and "every 16 weeks", four weeks)."""
     out: set[Fraction] = set()
     for i, p in enumerate(stated):
         for q in stated[i + 1 :]:
             if p.kind == q.kind == kind and not (p.label or q.label):
                 out |= {p.value + q.value, abs(p.value - q.value)}
-            elif p.kind == q.kind == "year" and kind == "time":
-                out.add(abs(p.value - q.value) * YEAR_DAYS)
+            elif kind == "time" and p.kind == q.kind == "frequency":
+                out.add(abs(p.value - q.value))
+    return out | (_gaps(stated) if kind == "time" else set())
+
+
+def _gaps(stated: Sequence[Amount]) -> set[Fraction]:
+    """The durations between two of the years (or dates' years) of ``stated``, in days."""
+    years = sorted({_year(q) for q in stated} - {None})  # type: ignore[type-var]
+    return {(b - a) * YEAR_DAYS for i, a in enumerate(years) for b in years[i + 1 :]}
+
+
+def _year(q: Amount) -> Fraction | None:
+    if q.kind == "date" and q.value >= 10000:
+        return Fraction(q.value // 10000)
+    return q.value if q.kind == "year" else None
+
+
+def _ratios(stated: Sequence[Amount]) -> set[Fraction]:
+    """The shares two amounts of one kind give: one of the other ("roughly half that": 4 and
+    8 hours) and the change from one to the other ("grown by more than half": 140 to 212)."""
+    plain = [q for q in stated if q.value and not (q.label or q.loose or q.bound)]
+    out: set[Fraction] = set()
+    for p in plain:
+        for q in plain:
+            if p is not q and p.kind == q.kind and p.kind not in ("year", "date", "clock"):
+                out |= {p.value / q.value, abs(p.value / q.value - 1)}
     return out
+
+
+_SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n")
+
+
+def _derived(
+    c: Amount, claim: str, premise: str, stated: Sequence[Amount], claimed: Sequence[Amount]
+) -> bool:
+    """Whether the claim's ``c`` is computed from amounts the premise states: a duration
+    between two years of one premise sentence ("used as a school for well over a century"), a
+    share in words that two amounts give ("roughly half that"), or, where the claim words a
+    computation, a sum, difference or product (exact, or within a tenth where the claim says
+    "about": "roughly 165 years after")."""
+    worded: set[Fraction] = set()  # compared as the claim words them: bounds, "about"
+    if c.kind == "time":
+        for sentence in _SENTENCE.split(premise):
+            worded |= _gaps(amounts(sentence))
+    if c.kind == "share" and not re.search(r"\d|percent", c.surface, re.IGNORECASE):
+        worded |= _ratios(stated)
+    values: set[Fraction] = set()
+    if _COMPUTATION.search(claim) or _COMPARISON.match(claim, c.end):
+        values = _sums(c.kind, stated) | _products(c, stated, claimed)
+        if c.bound == "~":
+            worded |= values
+    exact = replace(c, bound="", number=None, surface="", trend=0)
+    return c.value in values or any(
+        same_amount(c, replace(exact, value=v)) and abs(v - c.value) * 2 <= c.value
+        for v in worded  # a bound as near its value: "over a century" is not 300 years
+    )
 
 
 def _products(c: Amount, stated: Sequence[Amount], claimed: Sequence[Amount]) -> set[Fraction]:
@@ -382,8 +437,7 @@ def _products(c: Amount, stated: Sequence[Amount], claimed: Sequence[Amount]) ->
 @lru_cache(maxsize=1 << 16)
 def _split(claim: str, premise: str) -> tuple[tuple[Amount, ...], tuple[Amount, ...]]:
     """The claim's amounts that ``premise`` does not state: ``(unstated, computed)``, where
-    computed ones are a sum or difference of two stated amounts and the claim words a
-    computation ("in total", "lasted", "six years after", "238 metres taller")."""
+    computed ones are derived from amounts it states (:func:`_derived`)."""
     wanted = [a for a in amounts(claim) if not a.loose]
     if not wanted:
         return (), ()
@@ -399,13 +453,7 @@ def _split(claim: str, premise: str) -> tuple[tuple[Amount, ...], tuple[Amount, 
         and (counts or c.kind != "count" or c.label or c.bound)
         and (c.kind != "frequency" or any(q.kind == "frequency" for q in stated))
     ]
-    cue = _COMPUTATION.search(claim)
-    computed = tuple(
-        c
-        for c in missing
-        if (cue or _COMPARISON.match(claim, c.end))
-        and c.value in _sums(c.kind, stated) | _products(c, stated, wanted)
-    )
+    computed = tuple(c for c in missing if _derived(c, claim, premise, stated, wanted))
     return tuple(c for c in missing if c not in computed), computed
 
 
@@ -453,9 +501,10 @@ def unstated(claim: str, premise: str) -> tuple[Amount, ...]:
 
 
 def computed(claim: str, premise: str) -> tuple[Amount, ...]:
-    """The amounts of ``claim`` computed from two that ``premise`` states: a sum or a
-    difference, in a claim that words a computation. The model cannot check arithmetic, so
-    such a claim is not called contradicted for them."""
+    """The amounts of ``claim`` computed from two that ``premise`` states: a sum, difference
+    or product in a claim that words a computation, a duration between two years of one
+    sentence, a share in words. The model cannot check arithmetic, so such a claim is not
+    called contradicted for them."""
     return _split(claim, premise)[1]
 
 

@@ -204,11 +204,12 @@ _UNIT_AND_HALF = (
 )
 _FREQUENCY = (
     rf"(?:(?P<freq_word>{'|'.join(re.escape(w) for w in _FREQUENCY_WORDS)})\b"
-    rf"|(?:every|each)\s+(?:(?P<every_n>\d+|{_WORD_NUMBER}|other)\s+)?"
-    r"(?P<every_unit>hour|day|week|fortnight|month|quarter|year|decade|century"
-    r"|hours|days|weeks|months|quarters|years|decades|centuries)\b"
-    rf"|(?P<times>once|twice|thrice|(?:\d+|{_WORD_NUMBER})\s+times)\s+(?:a|an|per|each|every)\s+"
-    r"(?P<times_unit>hour|day|week|fortnight|month|quarter|year|decade|century)\b)"
+    rf"|(?:every|each)\s+(?:(?P<every_n>\d+|{_WORD_NUMBER}|other|half)\s+)?"
+    r"(?P<every_unit>second|minute|hour|day|week|fortnight|month|quarter|year|decade|century"
+    r"|seconds|minutes|hours|days|weeks|months|quarters|years|decades|centuries)\b"
+    rf"|(?P<times>once|twice|thrice|(?:\d+|{_WORD_NUMBER})\s+times)\s+(?:(?:a|an|per|each|every)\s+"
+    r"(?P<times_unit>hour|day|week|fortnight|month|quarter|year|decade|century)"
+    rf"|(?P<times_word>{'|'.join(re.escape(w) for w in _FREQUENCY_WORDS)}))\b)"
 )
 _BOUND = (
     r"(?:(?P<bound>"
@@ -291,7 +292,8 @@ def _measure(m: re.Match[str]) -> tuple[str, Fraction, str, str] | None:
     if g["every_unit"]:
         unit = g["every_unit"].lower()
         n = g["every_n"]
-        count = Fraction(2) if n and n.lower() == "other" else _number(n) if n else Fraction(1)
+        steps = {"other": Fraction(2), "half": Fraction(1, 2)}
+        count = steps.get(n.lower(), _number(n)) if n else Fraction(1)
         if count is None or (n is None and unit.endswith("s")):
             return None
         return "frequency", count * _period(unit), "", "phrase"
@@ -300,7 +302,9 @@ def _measure(m: re.Match[str]) -> tuple[str, Fraction, str, str] | None:
         count = Fraction(_TIMES[times]) if times in _TIMES else _number(times[: -len(" times")])
         if not count:
             return None
-        return "frequency", _period(g["times_unit"].lower()) / count, "", "phrase"
+        unit = g["times_unit"]  # "three times a day"; else "three times daily"
+        period = _period(unit.lower()) if unit else _FREQUENCY_WORDS[g["times_word"].lower()]
+        return "frequency", period / count, "", "phrase"
     if g["half_of"]:
         return "time", _UNITS[g["half_unit"].lower()][1] / 2, g["half_unit"], "phrase"
     if g["part_unit"]:

@@ -391,6 +391,41 @@ def test_the_contradiction_names_the_amount_among_the_claims_words() -> None:
             "A ticket costs 45 euros online and 60 euros at the desk.",
             "15 euros",
         ),
+        (  # the gap between two periods
+            "Men can donate every 12 weeks, while women have to wait four weeks longer.",
+            "Men can donate whole blood every 12 weeks and women every 16 weeks.",
+            "four weeks",
+        ),
+        (  # years of two sentences, with "after" and "roughly": 1651 - 1487 = 164
+            "A fire in 1651, roughly 165 years after the hall was finished, destroyed the roof.",
+            "The hall was built between 1482 and 1487. A fire in 1651 destroyed the roof.",
+            "roughly 165 years",
+        ),
+        (  # a date's year
+            "Divers found the wreck in 1989, nearly 200 years after she sank.",
+            "The ship sank on 14 November 1794. Divers located the wreck in 1989.",
+            "nearly 200 years",
+        ),
+        (  # two years of one sentence need no wording of a computation: 1834 to 1902
+            "Once the guild was dissolved in 1834, it was a school for nearly 70 years.",
+            "After the guild was dissolved in 1834, the hall served as a school until 1902.",
+            "nearly 70 years",
+        ),
+        (  # a bound near its value: 116 years
+            "The mill ground grain for well over a century.",
+            "The mill was built in 1796 to grind grain and worked until 1912.",
+            "over a century",
+        ),
+        (  # a share in words that two amounts give: 4 of 8 hours
+            "On low it needs about 8 hours, or roughly half that on high.",
+            "Cook on low for 8 hours or on high for 4 to 5 hours.",
+            "roughly half",
+        ),
+        (  # a change: 140 to 212 is more than half as many again
+            "The colony has grown by more than half since 2019, reaching 212 adults.",
+            "The colony was counted at 212 adults in June 2024, up from 140 in 2019.",
+            "grown by more than half",
+        ),
     ],
 )
 def test_computed_from_the_evidence(claim: str, premise: str, amount: str) -> None:
@@ -413,6 +448,26 @@ def test_computed_from_the_evidence(claim: str, premise: str, amount: str) -> No
         (  # a bound is no factor: "up to 4 days" times 17 euros is no total
             "Renting would cost 68 euros in surcharges.",
             "Young drivers pay a surcharge of 17 euros per day for up to 4 days.",
+        ),
+        (  # another gap: 1834 to 1902 is 68 years, not 80
+            "Once the guild was dissolved in 1834, it was a school for 80 years.",
+            "After the guild was dissolved in 1834, the hall served as a school until 1902.",
+        ),
+        (  # a bound far from its value: 1796 to 2012 is not "over a century" of anything
+            "The mill ground grain for over a century.",
+            "The mill was built in 1796 and restored in 2012.",
+        ),
+        (  # years of two sentences, and no computation worded
+            "The hall was a school for 164 years.",
+            "The hall was finished in 1487. A fire broke out in 1651.",
+        ),
+        (  # a share in digits is stated, not computed: 4 of 8 hours is not "50 percent"
+            "On high it needs 50 percent of the time.",
+            "Cook on low for 8 hours or on high for 4 hours.",
+        ),
+        (  # "at least" is no bound near a value: the gap must be the claim's
+            "The passport must be valid for at least six months after departure.",
+            "Passports issued between 2010 and 2015 must be valid for three months.",
         ),
     ],
 )
