@@ -123,8 +123,10 @@ _TEMPERATURE = re.compile(
     r"(?P<scale>c|f|celsius|fahrenheit|centigrade)\b",
     re.IGNORECASE,
 )
-_LABEL = re.compile(
-    r"(?:\b[A-Z][\w-]*|\b(?:version|v|release|model|number|no\.|chapter|section|route)|#)\s*$"
+_FUNCTION = r"(?:A|An|The|In|On|At|By|For|From|With|Of|To|And|But|Or|If|When|Only|About|Over|Under)"
+_LABEL = re.compile(  # "Python 3.13", "version 2"; not a sentence's first word ("A 120 Wh bank")
+    rf"(?:\b(?!{_FUNCTION}\b)[A-Z][\w-]*"
+    r"|\b(?:version|v|release|model|number|no\.|chapter|section|route)|#)\s*$"
 )
 _COMPOUND = re.compile(r"\s*(?P<unit>[a-z]+)\s*/", re.IGNORECASE)
 _COMPUTATION = re.compile(
@@ -385,6 +387,43 @@ def _ratios(stated: Sequence[Amount]) -> set[Fraction]:
     return out
 
 
+_INSTANCE = re.compile(r"\b(?:an?|worth)\s+$", re.IGNORECASE)
+_IF = re.compile(r"(?:^|[,;:]\s*)(?:if|when|once)\b[^,;:]*$", re.IGNORECASE)
+
+
+def _instance(claim: str, c: Amount) -> bool:
+    """Whether the claim's ``c`` is a case a rule applies to rather than a value it states: "a
+    60 MB file", "a contract worth 80,000 euros", "if you hold 30,000 euros"."""
+    return not c.bound and bool(
+        _INSTANCE.search(claim, 0, c.start) or _IF.search(claim, 0, c.start)
+    )
+
+
+def _within(c: Amount, claim: str, premise: str, stated: Sequence[Amount]) -> bool:
+    """Whether the evidence's condition takes in the claim's exact ``c``: a strict bound
+    ("files larger than 50 MB" of a 60 MB file) or a range ("between 100 and 160 Wh" of 120
+    Wh), of its kind, among two of the words about ``c`` ("file", "rejected")."""
+    if c.kind in ("year", "date", "clock") or c.label:
+        return False
+    about = _near(claim, c)
+    ranges = [
+        (a, b)
+        for a, b in pairwise(stated)
+        if _BETWEEN.search(premise, 0, a.start)
+        and premise[a.end : b.start].strip().lower() == "and"
+    ]
+    return any(
+        a.kind == b.kind == c.kind and a.value < c.value < b.value
+        for a, b in ranges
+        if len(about & _near(premise, a)) >= 2
+    ) or any(
+        q.kind == c.kind
+        and ((q.bound == ">" and c.value > q.value) or (q.bound == "<" and c.value < q.value))
+        and len(about & _near(premise, q)) >= 2
+        for q in stated
+    )
+
+
 _SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n")
 
 
@@ -447,6 +486,7 @@ def _split(claim: str, premise: str) -> tuple[tuple[Amount, ...], tuple[Amount, 
         c
         for c in wanted
         if not any(same_amount(c, q) for q in stated)
+        and not (_instance(claim, c) and _within(c, claim, premise, stated))
         # a plain count ("two people") may count what the premise lists ("a man and a
         # woman"), and a frequency ("every year") may be an adjective ("the annual fair"):
         # unstated only where the premise gives another count or frequency

@@ -159,11 +159,21 @@ _BOUNDS = {
     "a minimum of": ">=",
     "more than": ">",
     "longer than": ">",
+    "larger than": ">",
+    "greater than": ">",
+    "bigger than": ">",
+    "higher than": ">",
+    "heavier than": ">",
     "over": ">",
+    "above": ">",
     "fewer than": "<",
     "less than": "<",
     "shorter than": "<",
+    "smaller than": "<",
+    "lower than": "<",
+    "lighter than": "<",
     "under": "<",
+    "below": "<",
     "about": "~",
     "around": "~",
     "approximately": "~",
@@ -221,7 +231,7 @@ _OR_BOUNDS = {  # after the amount: "100 ml or less", "18 or older"
     **dict.fromkeys(("less", "fewer", "lower", "below", "under", "younger", "shorter"), "<="),
     **dict.fromkeys(("more", "greater", "higher", "above", "over", "older", "longer"), ">="),
 }
-_OR_BOUND = rf"(?:\s+or\s+(?P<or_bound>{'|'.join(_OR_BOUNDS)}))?"
+_OR_BOUND = rf"(?:\s+(?:or|and)\s+(?P<or_bound>{'|'.join(_OR_BOUNDS)})\b)?"
 _PATTERN = re.compile(
     rf"(?<![\w$€£.,-])(?:{_FREQUENCY}|{_BOUND}(?:{_HALF_UNIT}|{_PART_OF_UNIT}|{_UNIT_AND_HALF}|{_SHARE}"
     rf"|{_CURRENCY_SIGN}?{_NUMBER}{_UNIT}?{_OR_BOUND}))(?![\w-]|[.,]\d)",

@@ -475,6 +475,47 @@ def test_not_computed(claim: str, premise: str) -> None:
     assert computed(claim, premise) == ()
 
 
+RULES = (
+    "Repositories are limited to 5 GB, and individual files larger than 50 MB are rejected on"
+    " push. Contracts above 50,000 euros must be signed by two managing directors. Accounts"
+    " holding less than 50,000 euros pay no custody fee. Power banks rated between 100 and 160"
+    " Wh need airline approval. A licence that expired more than 6 months ago is void."
+)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "A push that contains a 60 MB file will be rejected.",
+        "A contract worth 80,000 euros must be signed by both managing directors.",
+        "If you hold 30,000 euros in your account, you pay no custody fee.",
+        "A 120 Wh power bank needs airline approval.",
+    ],
+)
+def test_a_case_the_evidence_s_condition_takes_in_is_not_unstated(claim: str) -> None:
+    assert unstated(claim, RULES) == ()
+
+
+@pytest.mark.parametrize(
+    ("claim", "amount"),
+    [
+        ("The file size limit is 60 MB.", "60 MB"),  # a value the claim states, not a case
+        ("A push that contains a 40 MB file will be rejected.", "40 MB"),  # outside the bound
+        ("A contract worth 30,000 euros must be signed by two directors.", "30,000 euros"),
+        # a bound of another thing: "more than 6 months" shares one word with the claim
+        ("A 45-year-old needs to renew their licence every 15 years.", "45-year"),
+    ],
+)
+def test_a_value_no_condition_of_its_own_takes_in_stays_unstated(claim: str, amount: str) -> None:
+    assert amount in [a.surface for a in unstated(claim, RULES)]
+
+
+def test_a_sentence_s_first_word_is_no_label() -> None:
+    (amount,) = amounts("A 120 Wh power bank needs approval.")
+    assert not amount.label
+    assert amounts("Python 3.13 is out.")[0].label
+
+
 def test_a_frequency_the_evidence_gives_otherwise_is_unstated() -> None:
     claim = "After the booster, the vaccines are repeated every year."
     premise = (
