@@ -131,7 +131,7 @@ _LABEL = re.compile(  # "Python 3.13", "version 2"; not a sentence's first word 
 _COMPOUND = re.compile(r"\s*(?P<unit>[a-z]+)\s*/", re.IGNORECASE)
 _COMPUTATION = re.compile(
     r"\b(?:in total|totals?|together|combined|altogether|in all|lasted|lasts|difference|sum"
-    r"|comes? to|came to|works? out|adds? up|saves?|saving|uses? up"
+    r"|comes? to|came to|works? out|adds? up|saves?|saving|uses? up|on top of"
     r"|would (?:pay|cost|get|receive|use|earn|need))\b",
     re.IGNORECASE,
 )
@@ -455,9 +455,10 @@ def _derived(
 
 def _products(c: Amount, stated: Sequence[Amount], claimed: Sequence[Amount]) -> set[Fraction]:
     """Amounts of ``c``'s kind that a product of two gives: a count times a stated amount
-    ("two halves of 40 minutes": 80 minutes; "ten monthly passes" of 118 euros), or a stated
-    rate times a duration ("17 euros per day" for four days), the count or duration stated or
-    another of the claim's own."""
+    ("two halves of 40 minutes": 80 minutes; "ten monthly passes" of 118 euros), a stated
+    rate times a duration ("17 euros per day" for four days), or a share of a stated amount or
+    what a share leaves of it ("a 25% reduction" of 96 pounds: 72), the count, duration or share
+    stated or another of the claim's own."""
     operands = [q for q in (*stated, *claimed) if q is not c and not (q.label or q.loose)]
     out: set[Fraction] = set()
     for p in stated:
@@ -470,6 +471,8 @@ def _products(c: Amount, stated: Sequence[Amount], claimed: Sequence[Amount]) ->
                 out.add(p.value * q.value)
             elif q.kind == "time" and p.per and not q.per:
                 out.add(p.value * q.value / PERIOD[p.per])
+            elif q.kind == "share" and p.kind != "share" and q.value < 1:
+                out |= {p.value * q.value, p.value * (1 - q.value)}  # a share, or what is left
     return out
 
 
@@ -493,7 +496,10 @@ def _split(claim: str, premise: str) -> tuple[tuple[Amount, ...], tuple[Amount, 
         and (counts or c.kind != "count" or c.label or c.bound)
         and (c.kind != "frequency" or any(q.kind == "frequency" for q in stated))
     ]
-    computed = tuple(c for c in missing if _derived(c, claim, premise, stated, wanted))
+    derived = [c for c in missing if _derived(c, claim, premise, stated, wanted)]
+    # the same amount written again ("1,000 euros after the first month, and another 1,000
+    # euros once ...") is computed too
+    computed = tuple(c for c in missing if any(same_amount(c, d) for d in derived))
     return tuple(c for c in missing if c not in computed), computed
 
 

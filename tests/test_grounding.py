@@ -421,6 +421,17 @@ def test_the_contradiction_names_the_amount_among_the_claims_words() -> None:
             "Cook on low for 8 hours or on high for 4 to 5 hours.",
             "roughly half",
         ),
+        (  # what a share leaves of a stated amount: 96 pounds less 25%
+            "A full plot is 96 pounds a year, so an over-65 resident would pay 72 pounds.",
+            "A full plot costs 96 pounds a year; residents over 65 get a 25% reduction.",
+            "72 pounds",
+        ),
+        (  # a sum of a bound: 28 plus up to 30 is at most 58
+            "It has a crew of 28 and takes up to 30 scientists on top of that, so as many as 58"
+            " people.",
+            "The vessel carries a crew of 28 plus up to 30 scientists.",
+            "as many as 58",
+        ),
         (  # a change: 140 to 212 is more than half as many again
             "The colony has grown by more than half since 2019, reaching 212 adults.",
             "The colony was counted at 212 adults in June 2024, up from 140 in 2019.",
@@ -461,6 +472,10 @@ def test_computed_from_the_evidence(claim: str, premise: str, amount: str) -> No
             "The hall was a school for 164 years.",
             "The hall was finished in 1487. A fire broke out in 1651.",
         ),
+        (  # a share of a stated amount, with no computation worded
+            "The permit is 40 pounds a year.",
+            "A permit costs 80 pounds a year. Electric cars receive a 50% discount.",
+        ),
         (  # a share in digits is stated, not computed: 4 of 8 hours is not "50 percent"
             "On high it needs 50 percent of the time.",
             "Cook on low for 8 hours or on high for 4 hours.",
@@ -473,6 +488,19 @@ def test_computed_from_the_evidence(claim: str, premise: str, amount: str) -> No
 )
 def test_not_computed(claim: str, premise: str) -> None:
     assert computed(claim, premise) == ()
+
+
+def test_an_amount_computed_once_is_computed_where_it_is_written_again() -> None:
+    claim = (
+        "It is paid in two parts: 1,000 euros after the first month, and another 1,000 euros"
+        " once they pass probation."
+    )
+    premise = (
+        "The referral bonus is 2,000 euros. Half of the bonus is paid after the first month, and"
+        " the rest once they pass probation."
+    )
+    assert [a.surface for a in computed(claim, premise)] == ["1,000 euros", "1,000 euros"]
+    assert unstated(claim, premise) == ()
 
 
 RULES = (
