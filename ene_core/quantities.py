@@ -191,7 +191,7 @@ _NUMBER = (
     rf"(?:(?P<digits>{_DIGITS})(?:\s+(?P<scale>hundred|thousand|million|billion))?"
     rf"|(?P<words>{_WORDS})|(?P<article>an?)(?=\s+(?:dozen|{'|'.join(_UNIT_WORDS)})\b)"
     r"(?!\s+second\s+[a-z]))"  # "a second dose" is an ordinal
-    r"(?P<half>\s+and\s+a\s+half)?"
+    r"(?P<half>\s+and\s+(?:a\s+half|a\s+quarter|three\s+quarters))?"
     r"(?:\s+(?P<dozen>dozen))?"
 )
 _UNIT = (  # not a compound unit: "m/s", "km²" are other dimensions
@@ -209,8 +209,14 @@ _PART_OF_UNIT = (  # "a quarter of an hour", "three quarters of an hour", "a thi
     rf"(?:(?P<part_n>a|an|one|{_WORD_NUMBER})\s+(?P<part_d>{'|'.join(_ORDINAL_SHARES)})\s+of\s+"
     r"(?:an?|one|the)\s+(?P<part_unit>hour|day|year|minute|week|month|decade|century))\b"
 )
+_AND_PART = {
+    "a half": Fraction(1, 2),
+    "a quarter": Fraction(1, 4),
+    "three quarters": Fraction(3, 4),
+}
 _UNIT_AND_HALF = (
-    r"(?:an?\s+(?P<uh_unit>hour|day|year|minute|week|month|decade|century)\s+and\s+a\s+half)\b"
+    r"(?:an?\s+(?P<uh_unit>hour|day|year|minute|week|month|decade|century)\s+and\s+"
+    r"(?P<uh_part>a\s+half|a\s+quarter|three\s+quarters))\b"
 )
 _FREQUENCY = (
     rf"(?:(?P<freq_word>{'|'.join(re.escape(w) for w in _FREQUENCY_WORDS)})\b"
@@ -324,7 +330,8 @@ def _measure(m: re.Match[str]) -> tuple[str, Fraction, str, str] | None:
         share = n / _ORDINAL_SHARES[g["part_d"].lower()]
         return "time", _UNITS[g["part_unit"].lower()][1] * share, g["part_unit"], "phrase"
     if g["uh_unit"]:
-        return "time", _UNITS[g["uh_unit"].lower()][1] * Fraction(3, 2), g["uh_unit"], "phrase"
+        part = _AND_PART[" ".join(g["uh_part"].lower().split())]
+        return "time", _UNITS[g["uh_unit"].lower()][1] * (1 + part), g["uh_unit"], "phrase"
     if g["share_d"]:
         n = _number(g["share_n"])
         if n is None:
@@ -349,8 +356,8 @@ def _measure(m: re.Match[str]) -> tuple[str, Fraction, str, str] | None:
         value, style = Fraction(1), "words"
     else:
         return None
-    if g["half"]:
-        value += Fraction(1, 2)
+    if g["half"]:  # "two and a half", "one and a quarter"
+        value += _AND_PART[" ".join(g["half"].lower().split()[1:])]
     if g["dozen"]:
         value *= 12
         style = "phrase"
