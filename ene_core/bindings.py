@@ -398,9 +398,11 @@ def other_value(claim: str, parts: Sequence[str]) -> ValueClash | None:
 @lru_cache(maxsize=1 << 14)
 def _other_value(claim: str, parts: tuple[str, ...]) -> ValueClash | None:
     found = amounts(claim)
-    own = [a for a in found if not (a.label or a.loose)]
+    own = _plain(claim)
     for a in own:
-        if any(q is not a and q.family == a.family and not q.loose for q in found):
+        if any(
+            q is not a and q.family == a.family and not (q.loose or _per(claim, q)) for q in found
+        ):
             continue  # a claim of two values of a kind may span the list: "128 or 256 GB"
         a = _as_stated(a, parts)
         words = _words(claim, 0, len(claim), found, a.family)
@@ -457,7 +459,16 @@ def _same_name(a: Amount, q: Amount) -> bool:
 
 
 def _plain(text: str) -> tuple[Amount, ...]:
-    return tuple(q for q in amounts(text) if not (q.label or q.loose))
+    """The values of ``text``: its amounts but labels, loose ones and what a value is given
+    per ("100 g" of "22 g of sugars per 100 g")."""
+    return tuple(q for q in amounts(text) if not (q.label or q.loose or _per(text, q)))
+
+
+_PER = re.compile(r"\b(?:per|for every|for each)\s+$", re.IGNORECASE)
+
+
+def _per(text: str, q: Amount) -> bool:
+    return bool(_PER.search(text, 0, q.start))
 
 
 def _values(part: str, a: Amount) -> tuple[Amount, ...]:
@@ -535,7 +546,9 @@ def _elsewhere(
 def _like(a: Amount, part: str, claim: str = "") -> list[Amount]:
     """``part``'s other values of ``a``'s kind with ``a``'s bound ("up to 5 GB" is no rival of
     "100 MB"), those among most of the claim's words first."""
-    return [q for q in rivals(a, part, limit=8, claim=claim) if q.bound == a.bound]
+    return [
+        q for q in rivals(a, part, limit=8, claim=claim) if q.bound == a.bound and not _per(part, q)
+    ]
 
 
 # words that set a value's condition apart: "during probation" / "after probation"

@@ -26,6 +26,10 @@ NOTICE = (
     " employer."
 )
 STAFF = "The company had 200 employees in 2019 and 350 in 2023."
+CEREAL = (  # "per 100 g" is what every value is given per, not one of them
+    "Per 100 g, the cereal contains 380 kcal, 8 g of fat, 22 g of sugars and 9 g of fibre."
+)
+SUGAR_LABEL = "Foods with more than 22.5 g of sugars per 100 g are labelled high in sugar."
 BINS = (  # "and" inside the first item, ", and" between the items
     "In Eastbury the blue bin is for paper and cardboard, and the yellow bin is for plastic"
     " packaging and metal cans."
@@ -41,6 +45,7 @@ BINS = (  # "and" inside the first item, ", and" between the items
         ("Employees have to give three months' notice.", [NOTICE], "three months", "one month"),
         ("The company had 200 employees in 2023.", [STAFF], "2023", "2019"),  # by its other value
         ("In Eastbury, metal cans belong in the blue bin.", [BINS], "blue", "yellow"),
+        ("The cereal contains 9 g of sugars per 100 grams.", [CEREAL], "9 g", "22 g"),
         (  # among other sentences, in a sentence of its own
             "Dinner is reimbursed up to 25 euros.",
             ["Claims are due within 60 days.", MEALS],
@@ -87,6 +92,11 @@ def test_a_value_given_to_another(claim: str, parts: list[str], said: str, inste
             ["The brooch had been estimated to fetch $20,000, but sold for $120,000."],
         ),
         ("Dinner is reimbursed up to 40 euros.", ["Dinner is reimbursed up to 40 euros."]),
+        ("The cereal contains 22 g of sugars per 100 grams.", [CEREAL]),
+        (  # "per 100 g" of the label rule is no other value of the claim's sugars
+            "With 22 g of sugars per 100 g, it falls just below the high-sugar threshold.",
+            [CEREAL, SUGAR_LABEL],
+        ),
     ],
 )
 def test_no_value_given_to_another(claim: str, parts: list[str]) -> None:
