@@ -140,7 +140,10 @@ def test_scores_with_the_keyword_oracle(bench: ModuleType, tmp_path: Path) -> No
     assert overall["contradicted_by_exact"] == 0.0
 
 
-@pytest.mark.parametrize("name", ["necessity_fresh.jsonl", "necessity_test.jsonl"])
+@pytest.mark.parametrize(
+    "name",
+    [f"necessity_fresh{n}.jsonl" for n in ("", 2, 3, 4, 5)] + ["necessity_test.jsonl"],
+)
 def test_the_other_sets_align_and_name_real_chunks(bench: ModuleType, name: str) -> None:
     cases = bench.load_cases(ROOT / "benchmarks" / "data" / name)
     claims = [c for case in cases for c in case.claims]
