@@ -214,18 +214,26 @@ _AND_PART = {
     "a quarter": Fraction(1, 4),
     "three quarters": Fraction(3, 4),
 }
+
+
+def _and_part(text: str) -> Fraction:
+    """The part "and a half", "a quarter" or "three quarters" adds."""
+    return _AND_PART[" ".join(text.lower().split()[-2:])]
+
+
 _UNIT_AND_HALF = (
     r"(?:an?\s+(?P<uh_unit>hour|day|year|minute|week|month|decade|century)\s+and\s+"
     r"(?P<uh_part>a\s+half|a\s+quarter|three\s+quarters))\b"
 )
+_FREQUENCY_WORD = "|".join(re.escape(w) for w in _FREQUENCY_WORDS)
 _FREQUENCY = (
-    rf"(?:(?P<freq_word>{'|'.join(re.escape(w) for w in _FREQUENCY_WORDS)})\b"
+    rf"(?:(?P<freq_word>{_FREQUENCY_WORD})\b"
     rf"|(?:every|each)\s+(?:(?P<every_n>\d+|{_WORD_NUMBER}|other|half)\s+)?"
     r"(?P<every_unit>second|minute|hour|day|week|fortnight|month|quarter|year|decade|century"
     r"|seconds|minutes|hours|days|weeks|months|quarters|years|decades|centuries)\b"
     rf"|(?P<times>once|twice|thrice|(?:\d+|{_WORD_NUMBER})\s+times)\s+(?:(?:a|an|per|each|every)\s+"
     r"(?P<times_unit>hour|day|week|fortnight|month|quarter|year|decade|century)"
-    rf"|(?P<times_word>{'|'.join(re.escape(w) for w in _FREQUENCY_WORDS)}))\b)"
+    rf"|(?P<times_word>{_FREQUENCY_WORD}))\b)"
 )
 _BOUND = (
     r"(?:(?P<bound>"
@@ -330,7 +338,7 @@ def _measure(m: re.Match[str]) -> tuple[str, Fraction, str, str] | None:
         share = n / _ORDINAL_SHARES[g["part_d"].lower()]
         return "time", _UNITS[g["part_unit"].lower()][1] * share, g["part_unit"], "phrase"
     if g["uh_unit"]:
-        part = _AND_PART[" ".join(g["uh_part"].lower().split())]
+        part = _and_part(g["uh_part"])
         return "time", _UNITS[g["uh_unit"].lower()][1] * (1 + part), g["uh_unit"], "phrase"
     if g["share_d"]:
         n = _number(g["share_n"])
@@ -357,7 +365,7 @@ def _measure(m: re.Match[str]) -> tuple[str, Fraction, str, str] | None:
     else:
         return None
     if g["half"]:  # "two and a half", "one and a quarter"
-        value += _AND_PART[" ".join(g["half"].lower().split()[1:])]
+        value += _and_part(g["half"])
     if g["dozen"]:
         value *= 12
         style = "phrase"
