@@ -1,12 +1,12 @@
-"""A checkpoint sweep in one GPU call: continue the shipped verifier on the same-topic mix in
-several variants at once, score every checkpoint on the dev sets (contrast and the three necessity
-dev sets; never the sealed test) and on the recipe's held-out NLI pairs and RTE, and bring back the
-best ones by a rule fixed before the run.
+"""A checkpoint sweep in one GPU call: continue the shipped verifier on a mix in several variants
+at once, score every checkpoint (and half-and-half weight averages of the best with the shipped
+model) on the dev sets (contrast and the six necessity dev sets; never the sealed test) and on the
+recipe's held-out NLI pairs and RTE, and bring back the best ones by a rule fixed before the run.
 
 Here (packs the carried data into ``.whl/sweep``, xz; the device takes 64 MiB per call)::
 
     python scripts/build_v3_data.py --out runs/v3 --recipe
-    python scripts/build_v3_data.py --out runs/topic --only '^(polarity|neg|priv|antonym|quant-|topic-)'
+    python scripts/build_v3_data.py --out runs/lex --only '^(polarity|neg|priv|antonym|quant-|topic-|lex-)'
     python scripts/gpu_sweep.py pack
 
 On the device (``carry: [".whl"]``; the wheels that ``ene_core`` needs in ``.whl``)::
@@ -14,19 +14,21 @@ On the device (``carry: [".whl"]``; the wheels that ``ene_core`` needs in ``.whl
     python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
     PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu_sweep.py run   # results in $OUT
 
-Runs (``RUNS``): from v3 and anchored to v3 (KL to its verdicts on the recipe rows), each with
-its own learning rate, share of the mix in a batch, anchor weight and length; an export every
-``EVERY`` steps. The fourth session's sweep (runs A-D) found B-1000 best on the dev sets but below
-v2 on held-out MNLI; this one tries the same mix with a stronger anchor and shorter schedules.
+Runs (``RUNS``): from the shipped model and anchored to it (KL to its verdicts on the recipe
+rows), each with its own learning rate, share of the mix in a batch, anchor weight and length; an
+export every ``EVERY`` steps. This sweep (eighth, 2026-11-27) adds the small-edit pairs of
+``synth_lexical`` to the same-topic mix: the shipped v3.1 reads a reworded sentence as a
+contradiction. Then the ``SOUPS`` checkpoints best by S are averaged half and half with the
+shipped model (as v3.1 was made) and scored by the same rule.
 
-Selection, fixed before the run: S = mean of status and F1 on the dev, fresh and fresh2 sets;
-eligible if contrast >= v3's - 0.05, supported -> contradicted summed over the three sets <= v3's,
-and every held-out NLI row (MNLI, FEVER, Factcheck-GPT, ConjNLI, RTE) >= v3's - 0.01, all
-measured in the same call. The best eligible checkpoint comes back as ``best.weights.0-2`` (cat
-them), the best S overall (if another) as ``top.weights.*``, with ``results.json`` and
-``logs.tgz`` (the configs ``best.config.json`` / ``top.config.json``, the logs, every score).
-``DRY=1`` runs every step small on a CPU; ``SKIP_TRAIN=1`` scores the checkpoints already in
-``$WORK``.
+Selection, fixed before the run: S = mean of status and F1 on the six necessity dev sets (dev,
+fresh, fresh2 ... fresh5); eligible if contrast >= the shipped model's - 0.05, supported ->
+contradicted summed over the six sets <= the shipped model's, and every held-out NLI row (MNLI,
+FEVER, Factcheck-GPT, ConjNLI, RTE) >= the shipped model's - 0.01, all measured in the same call.
+The best eligible model comes back as ``best.weights.0-2`` (cat them), the best S overall (if
+another) as ``top.weights.*``, with ``results.json`` and ``logs.tgz`` (the configs
+``best.config.json`` / ``top.config.json``, the logs, every score). ``DRY=1`` runs every step
+small on a CPU; ``SKIP_TRAIN=1`` scores the checkpoints already in ``$WORK``.
 """
 
 from __future__ import annotations
@@ -76,21 +78,22 @@ def prep() -> None:
     m = 600 if DRY else 0
     write(W / "recipe/train.jsonl.gz", lines(D / "recipe_train.jsonl.xz", n))
     shutil.copy(D / "recipe_dev.jsonl.gz", W / "recipe/dev.jsonl.gz")
-    tr, dv = lines(D / "topic_train.jsonl.xz"), lines(D / "topic_dev.jsonl.xz")
+    tr, dv = lines(D / "mix_train.jsonl.xz"), lines(D / "mix_dev.jsonl.xz")
     if m:
         tr, dv = tr[:m], dv[: m // 4]
     write(W / "topic" / "v3_train.jsonl.gz", tr)
     write(W / "topic" / "v3_dev.jsonl.gz", dv)
-    log(f"mix topic: {len(tr)} train / {len(dv)} dev")
+    log(f"mix: {len(tr)} train / {len(dv)} dev")
 
 
 #: name: (lr, share of the mix in each batch, anchor weight, steps; the schedule ends there)
 RUNS = {
-    "E": (1.5e-5, 0.4, 3.0, 1000),
-    "F": (1.5e-5, 0.25, 3.0, 1000),
-    "G": (1e-5, 0.4, 1.0, 1000),
-    "H": (1.5e-5, 0.4, 1.0, 1000),
+    "L": (1e-5, 0.4, 1.0, 1000),
+    "M": (1.5e-5, 0.4, 1.0, 1000),
+    "N": (1e-5, 0.5, 1.0, 1000),
+    "P": (1e-5, 0.4, 3.0, 1000),
 }
+SOUPS = 4  # the best checkpoints by S averaged half and half with the shipped model
 EVERY = 250
 
 
@@ -118,6 +121,7 @@ def train() -> None:
     log("training done: " + " ".join(str(p.returncode) for p in procs))
 
 
+SETS = ("dev", "fresh", "fresh2", "fresh3", "fresh4", "fresh5")
 NLI_ROWS = {  # eval_verifier row name (its opening) -> key
     "MNLI dev": "mnli",
     "FEVER symmetric": "fever",
@@ -131,8 +135,7 @@ def evaluate(name: str, model: Path) -> dict:
     ev = W / "eval"
     ev.mkdir(exist_ok=True)
     lim = ["--limit", "3"] if DRY else []
-    sets = {"dev": [], "fresh": ["--data", "benchmarks/data/necessity_fresh.jsonl"]}
-    sets["fresh2"] = ["--data", "benchmarks/data/necessity_fresh2.jsonl"]
+    sets = {s: ["--data", f"benchmarks/data/necessity_{s}.jsonl"] for s in SETS}
     jobs = [
         (
             "nli",
@@ -175,21 +178,20 @@ def evaluate(name: str, model: Path) -> dict:
     return res
 
 
-SETS = ("dev", "fresh", "fresh2")
 KEYS = ["contrast", *(f"{s}_{k}" for s in SETS for k in ("status", "f1", "s2c"))]
 
 
 def select(results: list[dict]) -> list[dict]:
-    """Score S, mark eligibility against v3 (the rule in the module docstring), print a table."""
+    """Score S, mark eligibility against the shipped model (the rule in the module docstring), print a table."""
     done = [r for r in results if all(k in r for k in KEYS)]
     for r in done:
-        r["S"] = sum(r[f"{s}_{k}"] for s in SETS for k in ("status", "f1")) / 6
+        r["S"] = sum(r[f"{s}_{k}"] for s in SETS for k in ("status", "f1")) / (2 * len(SETS))
         r["s2c"] = sum(r[f"{s}_s2c"] for s in SETS)
-    base = next((r for r in done if r["name"] == "v3"), None)
+    base = next((r for r in done if r["name"] == "shipped"), None)
     for r in done:
         r["eligible"] = bool(
             base
-            and r["name"] != "v3"
+            and r["name"] != "shipped"
             and r["contrast"] >= base["contrast"] - 0.05
             and r["s2c"] <= base["s2c"]
             and all(
@@ -197,7 +199,12 @@ def select(results: list[dict]) -> list[dict]:
                 for k in NLI_ROWS.values()
             )
         )
-    head = "| model | contrast | dev | fresh | fresh2 | s->c | S | " + " | ".join(NLI_ROWS.values())
+    head = (
+        "| model | contrast | "
+        + " | ".join(SETS)
+        + " | s->c | S | "
+        + " | ".join(NLI_ROWS.values())
+    )
     table = [head + " | ok |"]
     for r in results:
         if r not in done:
@@ -228,8 +235,8 @@ def pack(runs: Path = Path("runs")) -> None:
     shutil.copy(Path("../shared/data/nli/rte_dev.jsonl"), D / "nli" / "rte_dev.jsonl")
     for src, dst in [
         ("v3/train.jsonl.gz", "recipe_train"),
-        ("topic/v3_train.jsonl.gz", "topic_train"),
-        ("topic/v3_dev.jsonl.gz", "topic_dev"),
+        ("lex/v3_train.jsonl.gz", "mix_train"),
+        ("lex/v3_dev.jsonl.gz", "mix_dev"),
     ]:
         with lzma.open(D / f"{dst}.jsonl.xz", "wt", preset=9) as f:
             f.writelines(lines(runs / src))
@@ -244,7 +251,7 @@ def main() -> None:
         prep()
         log("data ready")
         train()
-    models = {"v3": V3}
+    models = {"shipped": V3}
     for run in RUNS:  # the final exports first, then the checkpoints from the last back
         if (W / "m" / run / "model.safetensors").exists():
             models[f"{run}-final"] = W / "m" / run
@@ -254,8 +261,25 @@ def main() -> None:
     with ThreadPoolExecutor(WORKERS) as pool:
         results = list(pool.map(lambda kv: evaluate(*kv), models.items()))
     done = select(results)
+    ranked = sorted((r for r in done if r["name"] != "shipped"), key=lambda r: -r["S"])[:SOUPS]
+    soups = {}
+    for r in ranked:
+        name = f"soup-{r['name']}"
+        subprocess.run(
+            [
+                *(PY, str(Path(__file__).with_name("soup.py")), "--a", str(models[r["name"]])),
+                *("--b", str(V3), "--weight-b", "0.5", "--out", str(W / "m" / name)),
+            ],
+            check=True,
+        )
+        soups[name] = W / "m" / name
+    log(f"evaluating {len(soups)} soups")
+    models.update(soups)
+    with ThreadPoolExecutor(WORKERS) as pool:
+        results += list(pool.map(lambda kv: evaluate(*kv), soups.items()))
+    done = select(results)
     (OUT / "results.json").write_text(json.dumps(results, indent=1))
-    cands = [r for r in done if r["name"] != "v3"]
+    cands = [r for r in done if r["name"] != "shipped"]
     best = max((r for r in cands if r["eligible"]), key=lambda r: r["S"], default=None)
     top = max(cands, key=lambda r: r["S"], default=None)
     for prefix, r in (("best", best), ("top", top)):

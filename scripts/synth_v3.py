@@ -49,6 +49,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+from synth_lexical import advice_pairs, lexical_pairs
 from synth_nli import (  # also puts this checkout's ene_core on sys.path
     CONTRADICTION,
     ENTAILMENT,
@@ -1721,6 +1722,11 @@ def generate(
             out.extend(role_binding_pairs(names, pool, r31, src))
         else:
             out.extend(scope_pairs(pool, r31, src))
+    # the small-edit families (synth_lexical) likewise draw from their own stream
+    r4 = random.Random(f"lexical:{source}:{len(sentences)}")
+    for sent in pool:  # the pool too: the synonyms hit few sentences
+        out.extend(lexical_pairs(sent, pool, r4, src))
+        out.extend(advice_pairs(sent, pool, r4, src))
     return [
         p
         for p in out

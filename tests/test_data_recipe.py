@@ -19,6 +19,7 @@ pytest.importorskip("pysbd")
 
 from build_nli_data import build, table
 from nli_sources import SOURCES, source_pairs
+from synth_lexical import advice_pairs, lexical_pairs, opposed, reworded
 from synth_nli import (
     CONTRADICTION,
     ENTAILMENT,
@@ -397,3 +398,46 @@ def test_topic_pairs_skip_a_seed_its_siblings_could_entail() -> None:
     hypotheses = {p.hypothesis for p in pairs}
     assert longer in hypotheses  # says more than its sibling: neutral without it
     assert covered not in hypotheses  # its sibling entails it: never called neutral
+
+
+def test_reworded_swaps_a_synonym_and_agrees_the_article() -> None:
+    out = reworded("Using it that way is a mistake.", random.Random(0))
+    assert out == "Using it that way is an error."
+    assert reworded("The river is wide.", random.Random(0)) is None  # nothing to swap
+    assert opposed("Repayments begin in April.", random.Random(0)) == "Repayments end in April."
+
+
+def test_lexical_pairs_give_a_small_edit_both_labels() -> None:
+    seeds = [
+        "Repayments begin in the April after you finish your course.",
+        "The company was founded in 1901 and mainly makes bicycles.",
+        "Staff must wear a badge at least once a week.",
+    ]
+    pool = ["The river is wide.", "A dog sleeps on the mat."]
+    pairs = [
+        p for i in range(30) for s in seeds for p in lexical_pairs(s, pool, random.Random(i), "t")
+    ]
+    labels = Counter(p.label for p in pairs)
+    assert labels[ENTAILMENT] and labels[CONTRADICTION] and not labels[NEUTRAL], labels
+    # the cue "one sentence with a word or two changed" is not a contradiction cue
+    assert 0.35 <= labels[ENTAILMENT] / len(pairs) <= 0.65, labels
+    for p in pairs:
+        assert p.hypothesis not in p.premise.split("\n")  # never verbatim
+        changed = [s for s in seeds if s in p.premise.split("\n") or s == p.hypothesis]
+        assert changed, p  # one side is always the sentence as written
+
+
+def test_advice_pairs_give_you_should_and_you_should_not_both_labels() -> None:
+    pairs = [
+        p
+        for i in range(40)
+        for p in advice_pairs("Store the jam in a cool, dark place.", [], random.Random(i), "t")
+    ]
+    negated = re.compile(r"^(You shouldn't|You should not|Never|Don't|You must not|Do not)\b")
+    cues = Counter((bool(negated.match(p.hypothesis)), p.label) for p in pairs)
+    assert cues[(True, ENTAILMENT)] and cues[(True, CONTRADICTION)], cues
+    assert cues[(False, ENTAILMENT)] and cues[(False, CONTRADICTION)], cues
+    for p in pairs:  # the premise forbids it exactly when the entailed claim is negated
+        forbids = p.premise.startswith(("Do not", "Never", "Please do not"))
+        assert forbids == (bool(negated.match(p.hypothesis)) == (p.label == ENTAILMENT)), p
+    assert advice_pairs("Avoid swimming for four weeks.", [], random.Random(0), "t") == []
