@@ -441,9 +441,9 @@ def _derived(
             worded |= _gaps(amounts(sentence))
     if c.kind == "share" and not re.search(r"\d|percent", c.surface, re.IGNORECASE):
         worded |= _ratios(stated)
-    values: set[Fraction] = set()
+    values = _rated(c, claim, premise, stated, claimed)  # needs no cue: the rate says it
     if _COMPUTATION.search(claim) or _COMPARISON.match(claim, c.end):
-        values = _sums(c.kind, stated) | _products(c, stated, claimed)
+        values |= _sums(c.kind, stated) | _products(c, stated, claimed)
         if c.bound == "~":
             worded |= values
     exact = replace(c, bound="", number=None, surface="", trend=0)
@@ -451,6 +451,43 @@ def _derived(
         same_amount(c, replace(exact, value=v)) and abs(v - c.value) * 2 <= c.value
         for v in worded  # a bound as near its value: "over a century" is not 300 years
     )
+
+
+_PER_THING = re.compile(  # "40 pounds per dog", "50 ml of colostrum per kg"
+    r"(?:\s+of(?:\s+[a-z]+){1,2})?\s+(?:per|for each|for every)\s+(?:(?:square|cubic)\s+)?"
+    r"([a-z]+)\b",
+    re.IGNORECASE,
+)
+
+
+def _stems(word: str) -> set[str]:
+    w = word.lower()
+    return {w, w[:-1]} if w.endswith("s") and not w.endswith("ss") else {w}
+
+
+def _rated(
+    c: Amount, claim: str, premise: str, stated: Sequence[Amount], claimed: Sequence[Amount]
+) -> set[Fraction]:
+    """Amounts of ``c``'s kind that a stated rate per thing gives for as many of those things as
+    the claim names: "40 pounds per dog" for "two dogs" is 80 pounds, "50 ml per kg" for "a 4 kg
+    lamb" 200 ml, "35 grams per square metre" for "20 square metres" 700 grams. The thing must
+    follow the claim's count, or be a unit of the claim's amount ("per gram" of "2 kg")."""
+    out: set[Fraction] = set()
+    for p in stated:
+        m = _PER_THING.match(premise, p.end)
+        if p.kind != c.kind or p.label or p.loose or p.per or not m:
+            continue
+        thing, unit = _stems(m[1]), unit_of(m[1])
+        for q in claimed:
+            if q is c or q.label or q.loose or q.per:
+                continue
+            if unit and q.kind == unit[0]:
+                out.add(p.value * q.value / unit[1])  # "per kg": the claim's mass in kg
+            elif q.kind == "count" and thing & {
+                s for w in _TOKEN.findall(claim, q.end)[:2] for s in _stems(w)
+            }:
+                out.add(p.value * q.value)
+    return out
 
 
 def _products(c: Amount, stated: Sequence[Amount], claimed: Sequence[Amount]) -> set[Fraction]:

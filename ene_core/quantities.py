@@ -387,7 +387,8 @@ def _measure(m: re.Match[str]) -> tuple[str, Fraction, str, str] | None:
 _HINT = re.compile(
     rf"\b(?:{_W}|hundred|thousand|million|dozen|half|third|quarter|fifth|tenth|percent|once|"
     rf"twice|thrice|every|each|hour|minute|day|week|month|year|decade|centur|metre|meter|mile|"
-    rf"gram|kilo|tonne|litre|liter|dollar|euro|{'|'.join(_FREQUENCY_WORDS)})",
+    rf"gram|kilo|tonne|litre|liter|dollar|euro|{'|'.join(_FREQUENCY_WORDS)}|"
+    rf"{'|'.join(u for u in _UNIT_WORDS if u.isalpha())})",  # "a fortnight", "a megabyte"
     re.IGNORECASE,
 )
 

@@ -437,6 +437,26 @@ def test_the_contradiction_names_the_amount_among_the_claims_words() -> None:
             "The colony was counted at 212 adults in June 2024, up from 140 in 2019.",
             "grown by more than half",
         ),
+        (  # a rate per thing times as many of them as the claim names, with no cue worded
+            "You can bring a maximum of two dogs, which would add 80 pounds to the cost.",
+            "Up to two dogs are allowed per boat for a fee of 40 pounds per dog.",
+            "80 pounds",
+        ),
+        (  # a rate per unit times the claim's amount in another unit of it: 35 g x 20 m2
+            "For a patch of 20 square metres, you'll need about 700 grams of seed.",
+            "Sow lawn seed at a rate of 35 grams per square metre.",
+            "about 700 grams",
+        ),
+        (  # "per kg of body weight" of "a 4 kg lamb": 200 ml x 4
+            "Over its first day a 4 kg lamb needs 800 ml of colostrum.",
+            "Each lamb needs 200 ml of colostrum per kg of body weight within 24 hours.",
+            "800 ml",
+        ),
+        (  # a rate per gram of an amount in kilograms
+            "A 2 kg bag costs 2,000 euros.",
+            "Saffron costs 1 euro per gram.",
+            "2,000 euros",
+        ),
     ],
 )
 def test_computed_from_the_evidence(claim: str, premise: str, amount: str) -> None:
@@ -483,6 +503,18 @@ def test_computed_from_the_evidence(claim: str, premise: str, amount: str) -> No
         (  # "at least" is no bound near a value: the gap must be the claim's
             "The passport must be valid for at least six months after departure.",
             "Passports issued between 2010 and 2015 must be valid for three months.",
+        ),
+        (  # a rate per dog is no rate per cat
+            "You can bring two cats, which would add 80 pounds to the cost.",
+            "Up to two dogs are allowed per boat for a fee of 40 pounds per dog.",
+        ),
+        (  # the rate per dog, but not the product: 2 x 40 is not 90
+            "You can bring two dogs, which would add 90 pounds to the cost.",
+            "Up to two dogs are allowed per boat for a fee of 40 pounds per dog.",
+        ),
+        (  # a rate per litre says nothing of a mass
+            "A 2 kg bag costs 2,000 euros.",
+            "Saffron oil costs 1 euro per litre.",
         ),
     ],
 )
