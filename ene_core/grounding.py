@@ -118,6 +118,26 @@ _CLOCK = re.compile(
     re.IGNORECASE,
 )
 _NOON = re.compile(r"\b(?:noon|midday|midnight)\b", re.IGNORECASE)
+_HOURS = [
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+]
+_HOUR = rf"(?:1[0-2]|0?[1-9]|{'|'.join(_HOURS)})"
+_SPOKEN_CLOCK = re.compile(  # "half past seven", "quarter to eight", "7 in the evening"
+    rf"\b(?:(?:a\s+)?(?P<part>half|quarter)\s+(?P<rel>past|to)\s+(?P<of>{_HOUR})"
+    rf"|(?P<hour>{_HOUR})\s+(?:o'clock|in\s+the\s+(?P<when>morning|afternoon|evening)))\b",
+    re.IGNORECASE,
+)
 _TEMPERATURE = re.compile(
     r"(?<![\w.,])(?P<n>-?\d+(?:\.\d+)?)\s*(?:°\s*|degrees?\s+)"
     r"(?P<scale>c|f|celsius|fahrenheit|centigrade)\b",
@@ -150,6 +170,25 @@ _BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)  # "between 7 and 9 hours
 _TOLERANCE = Fraction(1, 10)  # "about X" is stated by a value within a tenth of X
 
 
+_ROUGHLY = re.compile(
+    r"\b(?:after|before|around|about|approximately|roughly|nearly|almost|sometime|by)\s+(?:at\s+)?$",
+    re.IGNORECASE,
+)
+
+
+def _spoken_clock(m: re.Match[str]) -> tuple[Fraction, bool]:
+    """Minutes after midnight of a clock time in words, and whether it may be 12 hours later."""
+    word = (m["of"] or m["hour"]).lower()
+    hour = _HOURS.index(word) + 1 if word in _HOURS else int(word)
+    minutes = hour % 12 * 60
+    if m["part"]:
+        step = 30 if m["part"].lower() == "half" else 15
+        minutes += step if m["rel"].lower() == "past" else -step
+    if m["when"]:
+        return Fraction(minutes % 720 + (0 if m["when"].lower() == "morning" else 720)), False
+    return Fraction(minutes % 720), True
+
+
 def _clock(m: re.Match[str]) -> tuple[Fraction, bool]:
     if m["h"] is not None:
         hour, minute, ap = int(m["h"]), int(m["m"]), m["ap"]
@@ -179,6 +218,16 @@ def amounts(text: str) -> tuple[Amount, ...]:
         value = Fraction(0 if m.group().lower() == "midnight" else 720)
         found.append(Amount(m.start(), m.end(), m.group(), "clock", value))
         taken.append(m.span())
+    for m in _SPOKEN_CLOCK.finditer(text):
+        if free(*m.span()):
+            value, half_day = _spoken_clock(m)
+            loose = bool(_ROUGHLY.search(text, 0, m.start()))  # "after 9 o'clock": not checked
+            found.append(
+                Amount(
+                    m.start(), m.end(), m.group(), "clock", value, loose=loose, half_day=half_day
+                )
+            )
+            taken.append(m.span())
     for m in _TEMPERATURE.finditer(text):
         n = Fraction(m["n"])
         celsius = (n - 32) * Fraction(5, 9) if m["scale"].lower().startswith("f") else n
@@ -369,6 +418,13 @@ def _gaps(stated: Sequence[Amount]) -> set[Fraction]:
     return {(b - a) * YEAR_DAYS for i, a in enumerate(years) for b in years[i + 1 :]}
 
 
+def _hours_between(stated: Sequence[Amount]) -> set[Fraction]:
+    """The durations between two of the clock times of ``stated`` (later minus earlier, in
+    days): "at 4 pm and the second at 8 pm" gives four hours."""
+    times = sorted({q.value for q in stated if q.kind == "clock"})
+    return {(b - a) / 1440 for i, a in enumerate(times) for b in times[i + 1 :]}
+
+
 def _year(q: Amount) -> Fraction | None:
     if q.kind == "date" and q.value >= 10000:
         return Fraction(q.value // 10000)
@@ -438,7 +494,7 @@ def _derived(
     worded: set[Fraction] = set()  # compared as the claim words them: bounds, "about"
     if c.kind == "time":
         for sentence in _SENTENCE.split(premise):
-            worded |= _gaps(amounts(sentence))
+            worded |= _gaps(amounts(sentence)) | _hours_between(amounts(sentence))
     if c.kind == "share" and not re.search(r"\d|percent", c.surface, re.IGNORECASE):
         worded |= _ratios(stated)
     values = _rated(c, claim, premise, stated, claimed)  # needs no cue: the rate says it

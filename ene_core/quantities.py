@@ -232,7 +232,7 @@ _FREQUENCY = (
     r"(?P<every_unit>second|minute|hour|day|week|fortnight|month|quarter|year|decade|century"
     r"|seconds|minutes|hours|days|weeks|months|quarters|years|decades|centuries)\b"
     rf"|(?P<times>once|twice|thrice|(?:\d+|{_WORD_NUMBER})\s+times)\s+(?:(?:a|an|per|each|every)\s+"
-    r"(?P<times_unit>hour|day|week|fortnight|month|quarter|year|decade|century)"
+    r"(?P<times_unit>second|minute|hour|day|week|fortnight|month|quarter|year|decade|century)"
     rf"|(?P<times_word>{_FREQUENCY_WORD}))\b)"
 )
 _BOUND = (

@@ -73,6 +73,18 @@ from ene_core.testing import KeywordOracle
             "Puppies get their first vaccination at eight weeks.",
             "Puppies receive their first vaccination at 8 weeks and a second dose at 12 weeks.",
         ),
+        ("The SDK checks for changes twice a minute.", "The SDK polls every 30 seconds."),
+        ("Keep it for up to a fortnight.", "Store it for up to two weeks."),  # "a" unit
+        (  # clock times in words
+            "You can start at half past seven and work until 7 in the evening.",
+            "Staff may start work from 7:30 am and finish as late as 7 pm.",
+        ),
+        ("Doors open at a quarter to eight.", "Doors open at 7:45 pm."),
+        ("The office opens at nine o'clock.", "The office opens at 9 am."),
+        (
+            "The call came sometime after 9 o'clock.",
+            "The call came at about 9:40.",
+        ),  # no bound read
     ],
 )
 def test_stated(claim: str, premise: str) -> None:
@@ -139,6 +151,19 @@ def test_stated(claim: str, premise: str) -> None:
             "Each key is limited to 100 requests per minute.",
             ["100 requests per hour"],
             "100 requests per minute",
+        ),
+        (
+            "You can start at half past seven.",
+            "Staff may start work from 8:30 am.",
+            ["half past seven"],
+            "8:30 am",
+        ),
+        ("Work ends at 7 in the evening.", "Work ends at 7 am.", ["7 in the evening"], "7 am"),
+        (
+            "The SDK checks for changes twice a minute.",
+            "The SDK polls every 20 seconds.",
+            ["twice a minute"],
+            "every 20 seconds",
         ),
     ],
 )
@@ -452,6 +477,11 @@ def test_the_contradiction_names_the_amount_among_the_claims_words() -> None:
             "Each lamb needs 200 ml of colostrum per kg of body weight within 24 hours.",
             "800 ml",
         ),
+        (  # the hours between two clock times of one sentence
+            "You take the two doses four hours apart.",
+            "Take the first sachet at 4 pm and the second at 8 pm.",
+            "four hours",
+        ),
         (  # a rate per gram of an amount in kilograms
             "A 2 kg bag costs 2,000 euros.",
             "Saffron costs 1 euro per gram.",
@@ -503,6 +533,14 @@ def test_computed_from_the_evidence(claim: str, premise: str, amount: str) -> No
         (  # "at least" is no bound near a value: the gap must be the claim's
             "The passport must be valid for at least six months after departure.",
             "Passports issued between 2010 and 2015 must be valid for three months.",
+        ),
+        (  # another gap: 4 pm to 8 pm is not five hours
+            "You take the two doses five hours apart.",
+            "Take the first sachet at 4 pm and the second at 8 pm.",
+        ),
+        (  # clock times of two sentences, and no computation worded
+            "You take the two doses four hours apart.",
+            "Take the first sachet at 4 pm. Take the second at 8 pm.",
         ),
         (  # a rate per dog is no rate per cat
             "You can bring two cats, which would add 80 pounds to the cost.",
