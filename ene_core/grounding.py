@@ -488,7 +488,9 @@ def _derived(
 ) -> bool:
     """Whether the claim's ``c`` is computed from amounts the premise states: a duration
     between two years of one premise sentence ("used as a school for well over a century"), a
-    share in words that two amounts give ("roughly half that"), or, where the claim words a
+    share in words that two amounts give ("roughly half that"), the total of an evidence
+    sentence's list of three or more ("450 g of dry ingredients"), a rate per thing times as many
+    of them as the claim names (:func:`_rated`), or, where the claim words a
     computation, a sum, difference or product (exact, or within a tenth where the claim says
     "about": "roughly 165 years after")."""
     worded: set[Fraction] = set()  # compared as the claim words them: bounds, "about"
@@ -498,6 +500,8 @@ def _derived(
     if c.kind == "share" and not re.search(r"\d|percent", c.surface, re.IGNORECASE):
         worded |= _ratios(stated)
     values = _rated(c, claim, premise, stated, claimed)  # needs no cue: the rate says it
+    for sentence in _SENTENCE.split(premise):
+        values |= _listed(c.kind, amounts(sentence))
     if _COMPUTATION.search(claim) or _COMPARISON.match(claim, c.end):
         values |= _sums(c.kind, stated) | _products(c, stated, claimed)
         if c.bound == "~":
@@ -507,6 +511,13 @@ def _derived(
         same_amount(c, replace(exact, value=v)) and abs(v - c.value) * 2 <= c.value
         for v in worded  # a bound as near its value: "over a century" is not 300 years
     )
+
+
+def _listed(kind: str, stated: Sequence[Amount]) -> set[Fraction]:
+    """The total of three or more plain amounts of ``kind`` one sentence lists ("300 g of oats,
+    100 g of almonds and 50 g of seeds": 450 g), if it lists so many."""
+    listed = [q.value for q in stated if q.kind == kind and not (q.label or q.loose or q.bound)]
+    return {sum(listed, Fraction(0))} if len(listed) >= 3 and kind != "year" else set()
 
 
 _PER_THING = re.compile(  # "40 pounds per dog", "50 ml of colostrum per kg"

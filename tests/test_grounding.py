@@ -482,6 +482,11 @@ def test_the_contradiction_names_the_amount_among_the_claims_words() -> None:
             "Take the first sachet at 4 pm and the second at 8 pm.",
             "four hours",
         ),
+        (  # the total of one sentence's list of three, with no cue worded
+            "Mix the oats, almonds and seeds: that gives you 450 g of dry ingredients.",
+            "Combine 300 g of rolled oats, 100 g of chopped almonds and 50 g of pumpkin seeds.",
+            "450 g",
+        ),
         (  # a rate per gram of an amount in kilograms
             "A 2 kg bag costs 2,000 euros.",
             "Saffron costs 1 euro per gram.",
@@ -541,6 +546,14 @@ def test_computed_from_the_evidence(claim: str, premise: str, amount: str) -> No
         (  # clock times of two sentences, and no computation worded
             "You take the two doses four hours apart.",
             "Take the first sachet at 4 pm. Take the second at 8 pm.",
+        ),
+        (  # not the list's total
+            "That gives you 400 g of dry ingredients.",
+            "Combine 300 g of rolled oats, 100 g of chopped almonds and 50 g of pumpkin seeds.",
+        ),
+        (  # a list across two sentences is no total of one
+            "That gives you 450 g of dry ingredients.",
+            "Combine 300 g of rolled oats. Add 100 g of chopped almonds and 50 g of pumpkin seeds.",
         ),
         (  # a rate per dog is no rate per cat
             "You can bring two cats, which would add 80 pounds to the cost.",
