@@ -31,7 +31,7 @@ from functools import lru_cache
 from itertools import pairwise
 
 from .premise import content_words
-from .quantities import PERIOD, YEAR_DAYS, per, quantities, unit_of
+from .quantities import PERIOD, YEAR_DAYS, per, quantities, spell, unit_of
 
 __all__ = [
     "Amount",
@@ -118,20 +118,7 @@ _CLOCK = re.compile(
     re.IGNORECASE,
 )
 _NOON = re.compile(r"\b(?:noon|midday|midnight)\b", re.IGNORECASE)
-_HOURS = [
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-]
+_HOURS = [spell(n) for n in range(1, 13)]  # "one" ... "twelve"
 _HOUR = rf"(?:1[0-2]|0?[1-9]|{'|'.join(_HOURS)})"
 _SPOKEN_CLOCK = re.compile(  # "half past seven", "quarter to eight", "7 in the evening"
     rf"\b(?:(?:a\s+)?(?P<part>half|quarter)\s+(?P<rel>past|to)\s+(?P<of>{_HOUR})"
