@@ -125,6 +125,10 @@ _SPOKEN_CLOCK = re.compile(  # "half past seven", "quarter to eight", "7 in the 
     rf"|(?P<hour>{_HOUR})\s+(?:o'clock|in\s+the\s+(?P<when>morning|afternoon|evening)))\b",
     re.IGNORECASE,
 )
+_ROUGHLY = re.compile(  # before a clock time in words that is then not checked
+    r"\b(?:after|before|around|about|approximately|roughly|nearly|almost|sometime|by)\s+(?:at\s+)?$",
+    re.IGNORECASE,
+)
 _TEMPERATURE = re.compile(
     r"(?<![\w.,])(?P<n>-?\d+(?:\.\d+)?)\s*(?:°\s*|degrees?\s+)"
     r"(?P<scale>c|f|celsius|fahrenheit|centigrade)\b",
@@ -155,12 +159,6 @@ _TREND = re.compile(rf"\b(?:(?P<up>{_UP})|(?P<down>{_DOWN}))\s+(?:by\s+)?$", re.
 _RANGE = re.compile(r"\s*(?:to|-|\u2013|\u2014|or)\s*", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)  # "between 7 and 9 hours"
 _TOLERANCE = Fraction(1, 10)  # "about X" is stated by a value within a tenth of X
-
-
-_ROUGHLY = re.compile(
-    r"\b(?:after|before|around|about|approximately|roughly|nearly|almost|sometime|by)\s+(?:at\s+)?$",
-    re.IGNORECASE,
-)
 
 
 def _spoken_clock(m: re.Match[str]) -> tuple[Fraction, bool]:
@@ -481,14 +479,15 @@ def _derived(
     computation, a sum, difference or product (exact, or within a tenth where the claim says
     "about": "roughly 165 years after")."""
     worded: set[Fraction] = set()  # compared as the claim words them: bounds, "about"
+    by_sentence = [amounts(sentence) for sentence in _SENTENCE.split(premise)]
     if c.kind == "time":
-        for sentence in _SENTENCE.split(premise):
-            worded |= _gaps(amounts(sentence)) | _hours_between(amounts(sentence))
+        for found in by_sentence:
+            worded |= _gaps(found) | _hours_between(found)
     if c.kind == "share" and not re.search(r"\d|percent", c.surface, re.IGNORECASE):
         worded |= _ratios(stated)
     values = _rated(c, claim, premise, stated, claimed)  # needs no cue: the rate says it
-    for sentence in _SENTENCE.split(premise):
-        values |= _listed(c.kind, amounts(sentence))
+    for found in by_sentence:
+        values |= _listed(c.kind, found)
     if _COMPUTATION.search(claim) or _COMPARISON.match(claim, c.end):
         values |= _sums(c.kind, stated) | _products(c, stated, claimed)
         if c.bound == "~":
@@ -514,11 +513,6 @@ _PER_THING = re.compile(  # "40 pounds per dog", "50 ml of colostrum per kg"
 )
 
 
-def _stems(word: str) -> set[str]:
-    w = word.lower()
-    return {w, w[:-1]} if w.endswith("s") and not w.endswith("ss") else {w}
-
-
 def _rated(
     c: Amount, claim: str, premise: str, stated: Sequence[Amount], claimed: Sequence[Amount]
 ) -> set[Fraction]:
@@ -531,15 +525,15 @@ def _rated(
         m = _PER_THING.match(premise, p.end)
         if p.kind != c.kind or p.label or p.loose or p.per or not m:
             continue
-        thing, unit = _stems(m[1]), unit_of(m[1])
+        thing, unit = set(content_words(m[1])), unit_of(m[1])
         for q in claimed:
             if q is c or q.label or q.loose or q.per:
                 continue
             if unit and q.kind == unit[0]:
                 out.add(p.value * q.value / unit[1])  # "per kg": the claim's mass in kg
-            elif q.kind == "count" and thing & {
-                s for w in _TOKEN.findall(claim, q.end)[:2] for s in _stems(w)
-            }:
+            elif q.kind == "count" and thing & set(
+                content_words(" ".join(_TOKEN.findall(claim, q.end)[:2]))
+            ):
                 out.add(p.value * q.value)
     return out
 
