@@ -199,7 +199,7 @@ _IMPERATIVE = re.compile(
     r"^(Use|Store|Keep|Wear|Insert|Press|Hold|Add|Mix|Bake|Pour|Place|Put|Check|Wash|Remove|"
     r"Take|Turn|Leave|Cover|Fill|Stir|Cook|Heat|Set|Read|Send|Call|Bring|Apply|Clean|Cut|"
     r"Open|Close|Switch|Plug|Unplug|Replace|Return|Register|Pay|Book|Contact|Follow|Drink|"
-    r"Eat|Rest|Sit|Wait|Avoid|Allow|Let|Make|Serve|Sow|Water|Drain|Rinse|Dry|Save|Fit)\b"
+    r"Eat|Rest|Sit|Wait|Allow|Let|Make|Serve|Sow|Water|Drain|Rinse|Dry|Save|Fit)\b"
 )
 
 
@@ -323,7 +323,9 @@ def advice_pairs(sentence: str, pool: Sequence[str], rng: random.Random, src: st
     answer-style rewrites of either polarity: the same polarity -> entailment, the other ->
     contradiction (so neither "you" nor a negation the premise words otherwise is a cue)."""
     m = _IMPERATIVE.match(sentence)
-    if not m or m.group(1) == "Avoid" or not 4 <= len(sentence.split()) <= 40:
+    if (
+        not m or not 4 <= len(sentence.split()) <= 40
+    ):  # not "Avoid ...": "Never avoid ..." reads wrong
         return []
     body = sentence[:1].lower() + sentence[1:]
     told = sentence
