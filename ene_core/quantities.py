@@ -202,12 +202,14 @@ _SHARE = (
     r"|(?P<bare_half>half)\b(?!\s+an?\s)"
     r"|(?P<percent_n>\d+(?:\.\d+)?|" + _WORD_NUMBER + r")\s*(?:%|\s+percent\b|\s+per\s+cent\b))"
 )
-_HALF_UNIT = (
-    r"(?P<half_of>half\s+an?\s+(?P<half_unit>hour|day|year|minute|week|month|decade|century))\b"
+#: unit words a part of one can be written of ("half a litre", "a quarter of a kilo"): not money
+_PART_UNITS = "|".join(
+    u for u in _UNIT_WORDS if u.isalpha() and not _UNITS[u][0].startswith("money")
 )
-_PART_OF_UNIT = (  # "a quarter of an hour", "three quarters of an hour", "a third of the year"
+_HALF_UNIT = rf"(?P<half_of>half\s+an?\s+(?P<half_unit>{_PART_UNITS}))\b"
+_PART_OF_UNIT = (  # "a quarter of an hour", "three quarters of a mile", "a third of the year"
     rf"(?:(?P<part_n>a|an|one|{_WORD_NUMBER})\s+(?P<part_d>{'|'.join(_ORDINAL_SHARES)})\s+of\s+"
-    r"(?:an?|one|the)\s+(?P<part_unit>hour|day|year|minute|week|month|decade|century))\b"
+    rf"(?:an?|one|the)\s+(?P<part_unit>{_PART_UNITS}))\b"
 )
 _AND_PART = {
     "a half": Fraction(1, 2),
@@ -330,13 +332,15 @@ def _measure(m: re.Match[str]) -> tuple[str, Fraction, str, str] | None:
         period = _period(unit.lower()) if unit else _FREQUENCY_WORDS[g["times_word"].lower()]
         return "frequency", period / count, "", "phrase"
     if g["half_of"]:
-        return "time", _UNITS[g["half_unit"].lower()][1] / 2, g["half_unit"], "phrase"
+        dimension, size = _UNITS[g["half_unit"].lower()]
+        return dimension, size / 2, g["half_unit"], "phrase"
     if g["part_unit"]:
         n = _number(g["part_n"])
         if n is None:
             return None
         share = n / _ORDINAL_SHARES[g["part_d"].lower()]
-        return "time", _UNITS[g["part_unit"].lower()][1] * share, g["part_unit"], "phrase"
+        dimension, size = _UNITS[g["part_unit"].lower()]
+        return dimension, size * share, g["part_unit"], "phrase"
     if g["uh_unit"]:
         part = _and_part(g["uh_part"])
         return "time", _UNITS[g["uh_unit"].lower()][1] * (1 + part), g["uh_unit"], "phrase"

@@ -81,6 +81,8 @@ from ene_core.testing import KeywordOracle
         ),
         ("Doors open at a quarter to eight.", "Doors open at 7:45 pm."),
         ("The office opens at nine o'clock.", "The office opens at 9 am."),
+        ("Add half a litre of milk.", "Add 500 ml of milk."),  # a part of any unit
+        ("You need a quarter of a kilo of flour.", "Add 250 g of flour."),
         (
             "The call came sometime after 9 o'clock.",
             "The call came at about 9:40.",
@@ -159,6 +161,7 @@ def test_stated(claim: str, premise: str) -> None:
             "8:30 am",
         ),
         ("Work ends at 7 in the evening.", "Work ends at 7 am.", ["7 in the evening"], "7 am"),
+        ("Add half a litre of milk.", "Add 1 litre of milk.", ["half a litre"], "1 litre"),
         (
             "The SDK checks for changes twice a minute.",
             "The SDK polls every 20 seconds.",
