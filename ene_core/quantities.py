@@ -223,8 +223,8 @@ def _and_part(text: str) -> Fraction:
     return _AND_PART[" ".join(text.lower().split()[-2:])]
 
 
-_UNIT_AND_HALF = (
-    r"(?:an?\s+(?P<uh_unit>hour|day|year|minute|week|month|decade|century)\s+and\s+"
+_UNIT_AND_HALF = (  # "an hour and a half", "a litre and a half", "a mile and a quarter"
+    rf"(?:an?\s+(?P<uh_unit>{_PART_UNITS})\s+and\s+"
     r"(?P<uh_part>a\s+half|a\s+quarter|three\s+quarters))\b"
 )
 _FREQUENCY_WORD = "|".join(re.escape(w) for w in _FREQUENCY_WORDS)
@@ -342,8 +342,8 @@ def _measure(m: re.Match[str]) -> tuple[str, Fraction, str, str] | None:
         dimension, size = _UNITS[g["part_unit"].lower()]
         return dimension, size * share, g["part_unit"], "phrase"
     if g["uh_unit"]:
-        part = _and_part(g["uh_part"])
-        return "time", _UNITS[g["uh_unit"].lower()][1] * (1 + part), g["uh_unit"], "phrase"
+        dimension, size = _UNITS[g["uh_unit"].lower()]
+        return dimension, size * (1 + _and_part(g["uh_part"])), g["uh_unit"], "phrase"
     if g["share_d"]:
         n = _number(g["share_n"])
         if n is None:

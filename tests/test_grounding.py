@@ -83,6 +83,7 @@ from ene_core.testing import KeywordOracle
         ("The office opens at nine o'clock.", "The office opens at 9 am."),
         ("Add half a litre of milk.", "Add 500 ml of milk."),  # a part of any unit
         ("You need a quarter of a kilo of flour.", "Add 250 g of flour."),
+        ("Drink a litre and a half of water.", "Drink 1.5 litres of water."),
         (
             "The call came sometime after 9 o'clock.",
             "The call came at about 9:40.",
@@ -162,6 +163,12 @@ def test_stated(claim: str, premise: str) -> None:
         ),
         ("Work ends at 7 in the evening.", "Work ends at 7 am.", ["7 in the evening"], "7 am"),
         ("Add half a litre of milk.", "Add 1 litre of milk.", ["half a litre"], "1 litre"),
+        (
+            "Drink a litre and a half of water.",
+            "Drink 1 litre of water.",
+            ["a litre and a half"],
+            "1 litre",
+        ),
         (
             "The SDK checks for changes twice a minute.",
             "The SDK polls every 20 seconds.",
