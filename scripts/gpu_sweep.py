@@ -16,10 +16,11 @@ On the device (``carry: [".whl"]``; the wheels that ``ene_core`` needs in ``.whl
 
 Runs (``RUNS``): from the shipped model and anchored to it (KL to its verdicts on the recipe
 rows), each with its own learning rate, share of the mix in a batch, anchor weight and length; an
-export every ``EVERY`` steps. This sweep (eighth, 2026-11-27) adds the small-edit pairs of
+export every ``EVERY`` steps. This sweep (the third; tenth session, 2026-11-27) adds the small-edit pairs of
 ``synth_lexical`` to the same-topic mix: the shipped v3.1 reads a reworded sentence as a
 contradiction. Then the ``SOUPS`` checkpoints best by S are averaged half and half with the
-shipped model (as v3.1 was made) and scored by the same rule.
+shipped model (as v3.1 was made) and scored by the same rule, time permitting (``LIMIT``: on the
+H200, 17 models of eight jobs each took 300 s, so the soups needed a second call).
 
 Selection, fixed before the run: S = mean of status and F1 on the six necessity dev sets (dev,
 fresh, fresh2 ... fresh5); eligible if contrast >= the shipped model's - 0.05, supported ->
@@ -182,7 +183,8 @@ KEYS = ["contrast", *(f"{s}_{k}" for s in SETS for k in ("status", "f1", "s2c"))
 
 
 def select(results: list[dict]) -> list[dict]:
-    """Score S, mark eligibility against the shipped model (the rule in the module docstring), print a table."""
+    """Score S, mark eligibility against the shipped model (the rule in the module docstring),
+    print a table."""
     done = [r for r in results if all(k in r for k in KEYS)]
     for r in done:
         r["S"] = sum(r[f"{s}_{k}"] for s in SETS for k in ("status", "f1")) / (2 * len(SETS))
