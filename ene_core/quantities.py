@@ -380,7 +380,8 @@ def _measure(m: re.Match[str]) -> tuple[str, Fraction, str, str] | None:
         if dimension == "money":
             dimension = "money:" + _CURRENCY_OF.get(g["unit"].lower()[:3], "dollars")
         return dimension, (value + _OFFSET.get(g["unit"].lower(), 0)) * size, g["unit"], style
-    if g["article"]:
+    half = m.string[: m.start()].lower().endswith("half ")  # "half a dozen": not read
+    if g["article"] and (not g["dozen"] or half):  # "a dozen eggs" is 12; "a" alone no count
         return None
     digits = g["digits"] or ""
     if re.fullmatch(r"1\d{3}|20\d{2}|21\d{2}", digits) and not g["bound"]:

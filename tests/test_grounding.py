@@ -84,6 +84,8 @@ from ene_core.testing import KeywordOracle
         ("Add half a litre of milk.", "Add 500 ml of milk."),  # a part of any unit
         ("You need a quarter of a kilo of flour.", "Add 250 g of flour."),
         ("Drink a litre and a half of water.", "Drink 1.5 litres of water."),
+        ("A dozen species bear her name.", "Twelve species are named after her."),
+        ("Half a dozen species bear her name.", "Nine species are named after her."),  # not read
         (
             "The call came sometime after 9 o'clock.",
             "The call came at about 9:40.",
@@ -163,6 +165,12 @@ def test_stated(claim: str, premise: str) -> None:
         ),
         ("Work ends at 7 in the evening.", "Work ends at 7 am.", ["7 in the evening"], "7 am"),
         ("Add half a litre of milk.", "Add 1 litre of milk.", ["half a litre"], "1 litre"),
+        (
+            "A dozen species bear her name.",
+            "Nine species are named after her.",
+            ["A dozen"],
+            "Nine",
+        ),
         (
             "Drink a litre and a half of water.",
             "Drink 1 litre of water.",
