@@ -183,6 +183,20 @@ _BOUNDS = {
     "some": "~",
 }
 
+_AND_PART = {
+    "a half": Fraction(1, 2),
+    "a quarter": Fraction(1, 4),
+    "three quarters": Fraction(3, 4),
+}
+
+
+def _and_part(text: str) -> Fraction:
+    """The part "and a half", "a quarter" or "three quarters" adds."""
+    return _AND_PART[" ".join(text.lower().split()[-2:])]
+
+
+#: "and a half", "and a quarter", "and three quarters" after a number or a unit
+_AND_PARTS = "|".join(k.replace(" ", r"\s+") for k in _AND_PART)
 _W = "|".join([*_SMALL, *_TENS])
 _WORD_NUMBER = rf"(?:{_W})(?:-(?:{_W}))?"
 _WORDS = rf"{_WORD_NUMBER}(?:\s+(?:and\s+)?(?:{_WORD_NUMBER}|hundred|thousand|million|billion))*"
@@ -191,7 +205,7 @@ _NUMBER = (
     rf"(?:(?P<digits>{_DIGITS})(?:\s+(?P<scale>hundred|thousand|million|billion))?"
     rf"|(?P<words>{_WORDS})|(?P<article>an?)(?=\s+(?:dozen|{'|'.join(_UNIT_WORDS)})\b)"
     r"(?!\s+second\s+[a-z]))"  # "a second dose" is an ordinal
-    r"(?P<half>\s+and\s+(?:a\s+half|a\s+quarter|three\s+quarters))?"
+    rf"(?P<half>\s+and\s+(?:{_AND_PARTS}))?"
     r"(?:\s+(?P<dozen>dozen))?"
 )
 _UNIT = (  # not a compound unit: "m/s", "km²" are other dimensions
@@ -211,21 +225,9 @@ _PART_OF_UNIT = (  # "a quarter of an hour", "three quarters of a mile", "a thir
     rf"(?:(?P<part_n>a|an|one|{_WORD_NUMBER})\s+(?P<part_d>{'|'.join(_ORDINAL_SHARES)})\s+of\s+"
     rf"(?:an?|one|the)\s+(?P<part_unit>{_PART_UNITS}))\b"
 )
-_AND_PART = {
-    "a half": Fraction(1, 2),
-    "a quarter": Fraction(1, 4),
-    "three quarters": Fraction(3, 4),
-}
-
-
-def _and_part(text: str) -> Fraction:
-    """The part "and a half", "a quarter" or "three quarters" adds."""
-    return _AND_PART[" ".join(text.lower().split()[-2:])]
-
-
 _UNIT_AND_HALF = (  # "an hour and a half", "a litre and a half", "a mile and a quarter"
     rf"(?:an?\s+(?P<uh_unit>{_PART_UNITS})\s+and\s+"
-    r"(?P<uh_part>a\s+half|a\s+quarter|three\s+quarters))\b"
+    rf"(?P<uh_part>{_AND_PARTS}))\b"
 )
 _FREQUENCY_WORD = "|".join(re.escape(w) for w in _FREQUENCY_WORDS)
 _FREQUENCY = (
@@ -380,8 +382,8 @@ def _measure(m: re.Match[str]) -> tuple[str, Fraction, str, str] | None:
         if dimension == "money":
             dimension = "money:" + _CURRENCY_OF.get(g["unit"].lower()[:3], "dollars")
         return dimension, (value + _OFFSET.get(g["unit"].lower(), 0)) * size, g["unit"], style
-    half = m.string[: m.start()].lower().endswith("half ")  # "half a dozen": not read
-    if g["article"] and (not g["dozen"] or half):  # "a dozen eggs" is 12; "a" alone no count
+    # "a dozen eggs" is 12; "a" alone is no count, and "half a dozen" is not read
+    if g["article"] and (not g["dozen"] or m.string[: m.start()].lower().endswith("half ")):
         return None
     digits = g["digits"] or ""
     if re.fullmatch(r"1\d{3}|20\d{2}|21\d{2}", digits) and not g["bound"]:
