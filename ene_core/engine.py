@@ -26,7 +26,7 @@ from .batcher import MicroBatcher, Overflow
 from .citations import check_base
 from .errors import InvalidInputError
 from .graph import EvidenceNecessityGraph
-from .grounding import computed, unstated
+from .grounding import Masked, computed, unstated
 from .oracle import Scores, SupportOracle, Verdict, decide
 from .premise import PremisePacker
 from .request import Request, build_all, run_built
@@ -183,7 +183,9 @@ class NecessityEngine(PlanRounds, PlanDriver):
             return verdict
         if verdict == "supported" and unstated(claim, premise.text):
             return "unsupported"
-        if verdict == "contradicted" and computed(claim, premise.text):
+        if verdict == "contradicted" and (
+            isinstance(claim, Masked) or computed(claim, premise.text)
+        ):
             return "unsupported"  # an amount it computes: the model cannot check arithmetic
         return verdict
 

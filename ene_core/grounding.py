@@ -639,6 +639,56 @@ def computed(claim: str, premise: str) -> tuple[Amount, ...]:
     return _split(claim, premise)[1]
 
 
+class Masked(str):
+    """A claim with the amounts its premise computes written "some ..." (:func:`masked`)."""
+
+    __slots__ = ()
+
+
+def masked(claim: str, premise: str) -> str:
+    """``claim`` as the model should read it against ``premise``: where the premise states each
+    of its amounts and computes some of them, those are written "some ..." ("would cost 184
+    dollars" -> "would cost some dollars"): the arithmetic is done, the model checks the rest.
+    A difference the claim says is more or less than something stays as written."""
+    missing, worked = _split(claim, premise)
+    if missing or not worked:
+        return claim
+    read = claim
+    for a in sorted(worked, key=lambda a: -a.start):
+        if _MAGNITUDE.match(claim, a.end):
+            continue  # "7 pounds less than ...": which side is less, only the amount tells
+        words = _TOKEN.findall(a.surface)
+        while words and (words[0][0].isdigit() or words[0].lower() in _NUMBER_WORDS):
+            words.pop(0)
+        read = read[: a.start] + " ".join(["some", *words]) + read[a.end :]
+    return claim if read == claim else Masked(read)
+
+
+_MAGNITUDE = re.compile(
+    r"\s*(?:more|less|fewer|cheaper|dearer|higher|lower|bigger|smaller|larger|greater|heavier"
+    r"|lighter|taller)\b",
+    re.IGNORECASE,
+)
+#: words that write a number or a part of one, left out where an amount is written "some ..."
+_NUMBER_WORDS = frozenset(spell(n) for n in range(100)) | frozenset(
+    (
+        "a",
+        "an",
+        "and",
+        "half",
+        "quarter",
+        "quarters",
+        "third",
+        "thirds",
+        "hundred",
+        "thousand",
+        "million",
+        "billion",
+        "dozen",
+    )
+)
+
+
 def rivals(amount: Amount, premise: str, limit: int = 3, claim: str = "") -> tuple[Amount, ...]:
     """The premise's amounts of ``amount``'s kind (any currency for money) with another
     value, each once: the first ``limit``, those among most of ``claim``'s words first, then

@@ -27,7 +27,7 @@ from .bindings import (
 from .citations import Citations, check_base, resolve
 from .claims import Segment, read_with_question, split_claims
 from .contexts import canonical_order
-from .grounding import Amount, holding, rivals, substitute, unstated
+from .grounding import Amount, holding, masked, rivals, substitute, unstated
 from .minimal_set import MinimalSet
 from .oracle import Scores, Verdict
 from .polarity import turned
@@ -146,7 +146,8 @@ class PlanRounds(MinimalSet, GraphAssembly):
 
         def check(k: int, keep: Iterable[int] | None) -> Check:
             claim = segments[k].verifier_text
-            return index.premise(claim, None if keep is None else set(keep)), claim
+            premise = index.premise(claim, None if keep is None else set(keep))
+            return premise, self._hypothesis(claim, premise)
 
         # Citations ride along: the cited set with the baseline, each cited chunk alone and
         # the set without it with leave-one-out (only for a set of two or more that entails).
@@ -281,6 +282,14 @@ class PlanRounds(MinimalSet, GraphAssembly):
         return Judged(
             list(scores), [self._judge(c, s) for c, s in zip(checks, scores, strict=True)]
         )
+
+    def _hypothesis(self, claim: str, premise: Premise) -> str:
+        """The claim as the model reads it against ``premise``: with ``check_amounts``, the
+        amounts it computes from the premise's written "some ..." (:func:`~ene_core.grounding.
+        masked`), unless a comparison of the premise's amounts settles it (``derive``)."""
+        if not self.check_amounts or derive(claim, premise.parts) is not None:
+            return claim
+        return masked(claim, premise.text)
 
     def _culprit(self, check: Check, verdict: Verdict) -> bool:
         """Whether a context that contradicts the claim alone (``check``) is its culprit: with

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ene_core import NecessityEngine
-from ene_core.grounding import amounts, computed, rivals, substitute, unstated
+from ene_core.grounding import amounts, computed, masked, rivals, substitute, unstated
 from ene_core.oracle import Scores
 from ene_core.testing import KeywordOracle
 
@@ -602,6 +602,87 @@ def test_an_amount_computed_once_is_computed_where_it_is_written_again() -> None
     )
     assert [a.surface for a in computed(claim, premise)] == ["1,000 euros", "1,000 euros"]
     assert unstated(claim, premise) == ()
+
+
+PASSES = "A monthly pass costs 118 euros. An annual pass comes to the price of ten monthly passes."
+DOOR = "Entry costs 38 pounds online or 45 pounds at the door."
+
+
+@pytest.mark.parametrize(
+    ("claim", "premise", "read"),
+    [
+        ("An annual pass comes to 1,180 euros.", PASSES, "An annual pass comes to some euros."),
+        (
+            "Two passes would cost 236 euros.",
+            "A monthly pass costs 118 euros.",
+            "Two passes would cost some euros.",
+        ),
+        (
+            "The loaf bakes for 45 minutes in total.",
+            "Bake for 20 minutes with the lid on, then another 25 minutes without it.",
+            "The loaf bakes for some minutes in total.",
+        ),
+        ("Booking online saves you 7 pounds.", DOOR, "Booking online saves you some pounds."),
+        (
+            "The mine was worked for 147 years, from 1742.",
+            "Mining began in 1742 and ended in 1889.",
+            "The mine was worked for some years, from 1742.",
+        ),
+    ],
+)
+def test_amounts_the_evidence_computes_are_masked_for_the_model(
+    claim: str, premise: str, read: str
+) -> None:
+    assert masked(claim, premise) == read
+
+
+@pytest.mark.parametrize(
+    ("claim", "premise"),
+    [
+        ("An annual pass comes to 1,200 euros.", PASSES),  # a wrong total: unstated, as written
+        ("An annual pass costs 118 euros.", PASSES),  # stated, nothing computed
+        ("Online entry is 7 pounds less than at the door.", DOOR),  # which side is less?
+        ("In total, 236 euros buys two passes and 5 euros more.", PASSES),  # 5 unstated
+    ],
+)
+def test_claims_with_nothing_computed_or_something_unstated_are_read_as_written(
+    claim: str, premise: str
+) -> None:
+    assert masked(claim, premise) == claim
+
+
+def test_a_computed_amount_is_supported_by_its_operands_jointly() -> None:
+    contexts = [
+        "A monthly pass costs 118 euros.",
+        "An annual pass comes to the price of ten monthly passes.",
+        "Children travel free.",
+    ]
+    right, wrong = "An annual pass comes to 1,180 euros.", "An annual pass comes to 1,200 euros."
+    engine = NecessityEngine(KeywordOracle())
+    got = claim_of(engine.evaluate(right, contexts), right)
+    assert (got.status, got.necessary, got.unstated_amounts) == ("supported", [0, 1], [])
+    got = claim_of(engine.evaluate(wrong, contexts), wrong)
+    assert (got.status, got.unstated_amounts) == ("unsupported", ["1,200 euros"])
+    unchecked = NecessityEngine(KeywordOracle(), check_amounts=False)
+    got = claim_of(unchecked.evaluate(right, contexts), right)
+    assert got.status == "unsupported"  # the model alone cannot multiply
+
+
+class _DoubtsTheCount(KeywordOracle):
+    """Calls every claim contradicted by a premise that counts "ten monthly passes"."""
+
+    @staticmethod
+    def _one(premise: str, claim: str) -> Scores:
+        return (
+            Scores(0.02, 0.95) if "ten monthly" in premise else KeywordOracle._one(premise, claim)
+        )
+
+
+def test_a_claim_read_with_its_computed_amounts_masked_is_never_contradicted() -> None:
+    contexts = ["A monthly pass costs 118 euros.", "An annual pass is ten monthly passes."]
+    claim = "An annual pass comes to 1,180 euros."
+    got = claim_of(NecessityEngine(_DoubtsTheCount()).evaluate(claim, contexts), claim)
+    assert (got.status, got.contradicted_by) == ("unsupported", [])
 
 
 RULES = (
