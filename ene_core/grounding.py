@@ -657,10 +657,11 @@ def masked(claim: str, premise: str) -> str:
     for a in sorted(worked, key=lambda a: -a.start):
         if _MAGNITUDE.match(claim, a.end):
             continue  # "7 pounds less than ...": which side is less, only the amount tells
-        words = _TOKEN.findall(a.surface)
-        while words and (words[0][0].isdigit() or words[0].lower() in _NUMBER_WORDS):
-            words.pop(0)
-        read = read[: a.start] + " ".join(["some", *words]) + read[a.end :]
+        words = _TOKEN.findall(a.surface)  # what comes after its number: "nearly 200 years"
+        numbers = [i for i, w in enumerate(words) if w[0].isdigit() or w.lower() in _NUMBER_WORDS]
+        unit = words[numbers[-1] + 1 :] if numbers else words
+        say = " ".join(unit) or _SOME.get(a.family, "")  # "an hour and a half": "some time"
+        read = read[: a.start] + f"some {say}".rstrip() + read[a.end :]
     return claim if read == claim else Masked(read)
 
 
@@ -669,6 +670,7 @@ _MAGNITUDE = re.compile(
     r"|lighter|taller)\b",
     re.IGNORECASE,
 )
+_SOME = {"time": "time", "money": "money"}  # an amount written with no unit word
 #: words that write a number or a part of one, left out where an amount is written "some ..."
 _NUMBER_WORDS = frozenset(spell(n) for n in range(100)) | frozenset(
     (

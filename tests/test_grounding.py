@@ -624,6 +624,16 @@ DOOR = "Entry costs 38 pounds online or 45 pounds at the door."
         ),
         ("Booking online saves you 7 pounds.", DOOR, "Booking online saves you some pounds."),
         (
+            "Divers found it in 1989, nearly 200 years after she sank.",
+            "The ship sank on 14 November 1794. Divers located the wreck in 1989.",
+            "Divers found it in 1989, some years after she sank.",
+        ),
+        (
+            "The loaf bakes for an hour and a half in total.",
+            "Bake for 60 minutes with the lid on, then another 30 minutes without it.",
+            "The loaf bakes for some time in total.",
+        ),
+        (
             "The mine was worked for 147 years, from 1742.",
             "Mining began in 1742 and ended in 1889.",
             "The mine was worked for some years, from 1742.",
