@@ -25,7 +25,7 @@ class ClaimRounds:
     the contexts each supported claim needs, who contradicts each contradicted claim, the
     support-matrix rows, per claim with markers (its cited chunks entail it, its imprecise
     markers), the contexts that fed each claim's premise, for a claim not supported its
-    entailment by each of them alone, the amounts its premise does not state, and the
+    entailment by each of them alone, the amounts its premise does not state or computes, the
     comparison arithmetic settled for it (worked out), the other holder the evidence gives its
     unique role, the amount the evidence gives what it describes in place of its own, and the
     contexts that support a claim alone where the packed premise did not (``backed``)."""
@@ -41,6 +41,7 @@ class ClaimRounds:
     premised: dict[int, list[int]]
     by_one: dict[int, list[float]]
     unstated: dict[int, list[str]]
+    computed: dict[int, list[str]]
     arithmetic: dict[int, str]
     holders: dict[int, str]
     values: dict[int, str]
@@ -217,6 +218,7 @@ class GraphAssembly:
             premise_contexts=to_user(found.premised[k]),
             p_entail_alone=_by_context(list(order), found.premised[k], found.by_one.get(k)),
             unstated_amounts=found.unstated.get(k, []),
+            computed_amounts=found.computed.get(k, []),
             arithmetic=found.arithmetic.get(k),
             other_holder=found.holders.get(k),
             other_value=found.values.get(k),

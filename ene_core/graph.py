@@ -28,7 +28,8 @@ from .normalise import MAX_DEPTH, decode_json, json_problem
 # 1.8: value lists (Claim.other_value; older ENGs load with it None)
 # 1.9: claims supported alone (Claim.supported_alone_by; older ENGs load with it empty)
 # 1.10: RunStats.focus_pairs (premises also read as their leading sentences)
-SCHEMA_VERSION = "1.10"
+# 1.11: amounts the evidence computes (Claim.computed_amounts; older ENGs load with it empty)
+SCHEMA_VERSION = "1.11"
 
 Status = Literal["supported", "contradicted", "unsupported"]
 Classification = Literal["unsupported", "contradicted", "fragile", "joint", "robust"]
@@ -132,6 +133,16 @@ class Claim(_Model):
             "premise states nowhere (in no unit or wording): such a claim is never supported, "
             "and is contradicted (by the contexts in contradicted_by) when the evidence "
             "supports it with another amount of that kind. Added in schema 1.6."
+        ),
+    )
+    computed_amounts: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Amounts of the claim, as written, that its premise writes nowhere but computes from "
+            "amounts it states (a sum, difference, product, share or duration): the verifier "
+            "read the claim with them written 'some ...' (unless the claim says the difference "
+            "is more or less than something), and never calls it contradicted for them. Added "
+            "in schema 1.11."
         ),
     )
     arithmetic: str | None = Field(

@@ -27,7 +27,7 @@ from .bindings import (
 from .citations import Citations, check_base, resolve
 from .claims import Segment, read_with_question, split_claims
 from .contexts import canonical_order
-from .grounding import Amount, holding, masked, rivals, substitute, unstated
+from .grounding import Amount, computed, holding, masked, rivals, substitute, unstated
 from .minimal_set import MinimalSet
 from .oracle import Scores, Verdict
 from .polarity import turned
@@ -167,6 +167,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
         # the premise that contradicted it. A claim not supported gets each of them alone.
         premised = {k: sorted(own[k][0].contexts) for k in claims}
         unstated = {k: self._unstated(own[k]) for k in claims}
+        worked = {k: self._computed(segments[k].verifier_text, own[k][0]) for k in claims}
         derived = {k: d for k in claims if (d := self._derived(own[k])) is not None}
         clashes = {k: c for k in claims if (c := self._clash(own[k])) is not None}
         misbound = {k: v for k in claims if (v := self._misbound(own[k])) is not None}
@@ -272,6 +273,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
             premised,
             by_one,
             {k: [a.surface for a in unstated[k]] for k in claims if unstated[k]},
+            {k: [a.surface for a in worked[k]] for k in claims if worked[k]},
             {k: d.working for k, d in derived.items()},
             {k: c.holder for k, c in clashes.items()},
             {k: v.rival.surface for k, v in misbound.items()},
@@ -341,6 +343,9 @@ class PlanRounds(MinimalSet, GraphAssembly):
 
     def _unstated(self, check: Check) -> tuple[Amount, ...]:
         return unstated(check[1], check[0].text) if self.check_amounts else ()
+
+    def _computed(self, claim: str, premise: Premise) -> tuple[Amount, ...]:
+        return computed(claim, premise.text) if self.check_amounts else ()
 
     @staticmethod
     def _probes(check: Check, missing: Sequence[Amount]) -> list[tuple[str, Amount]]:

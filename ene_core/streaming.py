@@ -154,6 +154,7 @@ def same_verdict(streamed: Claim, final: Claim) -> bool:
         "premise_contexts",
         "p_entail_alone",
         "unstated_amounts",
+        "computed_amounts",
         "arithmetic",
         "other_holder",
         "other_value",

@@ -414,12 +414,16 @@ class NecessitySpanRecorder:
                 event["ene.claim.read_as_answer"] = True
                 if self.capture_content:
                     event["ene.claim.hypothesis"] = truncate(claim.hypothesis, cut)
-            if claim.unstated_amounts:  # amounts the evidence states nowhere
-                event["ene.claim.unstated_amount_count"] = len(claim.unstated_amounts)
-                if self.capture_content:
-                    event["ene.claim.unstated_amounts"] = [
-                        truncate(a, cut) for a in claim.unstated_amounts[: self.max_list_items]
-                    ]
+            for name, found in (  # amounts the evidence states nowhere, or computes
+                ("unstated", claim.unstated_amounts),
+                ("computed", claim.computed_amounts),
+            ):
+                if found:
+                    event[f"ene.claim.{name}_amount_count"] = len(found)
+                    if self.capture_content:
+                        event[f"ene.claim.{name}_amounts"] = [
+                            truncate(a, cut) for a in found[: self.max_list_items]
+                        ]
             if claim.arithmetic is not None:  # a comparison the evidence's amounts settled
                 event["ene.claim.arithmetic"] = True
                 if self.capture_content:

@@ -671,8 +671,10 @@ def test_a_computed_amount_is_supported_by_its_operands_jointly() -> None:
     engine = NecessityEngine(KeywordOracle())
     got = claim_of(engine.evaluate(right, contexts), right)
     assert (got.status, got.necessary, got.unstated_amounts) == ("supported", [0, 1], [])
+    assert got.computed_amounts == ["1,180 euros"]
     got = claim_of(engine.evaluate(wrong, contexts), wrong)
     assert (got.status, got.unstated_amounts) == ("unsupported", ["1,200 euros"])
+    assert got.computed_amounts == []
     unchecked = NecessityEngine(KeywordOracle(), check_amounts=False)
     got = claim_of(unchecked.evaluate(right, contexts), right)
     assert got.status == "unsupported"  # the model alone cannot multiply
@@ -744,3 +746,25 @@ def test_a_frequency_the_evidence_gives_otherwise_is_unstated() -> None:
     (missing,) = unstated(claim, premise)
     assert missing.surface == "every year"
     assert [r.surface for r in rivals(missing, premise)] == ["every three years"]
+
+
+def test_the_computed_amounts_are_shown_and_older_engs_load_without_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from ene_core.cli import main
+    from ene_core.reports.viewer import render_html
+
+    answer = "An annual pass comes to 1,180 euros."
+    contexts = ["A monthly pass costs 118 euros.", "An annual pass comes to ten monthly passes."]
+    engine = NecessityEngine(KeywordOracle())
+    eng = engine.evaluate(answer, contexts)
+    assert "computed from the evidence: <q>1,180 euros</q>" in render_html([eng])
+    plain, content = claim_events(engine, answer, contexts)
+    assert plain["ene.claim.computed_amount_count"] == 1
+    assert "ene.claim.computed_amounts" not in plain
+    assert list(content["ene.claim.computed_amounts"]) == ["1,180 euros"]
+    argv = ["evaluate", "--oracle", "keyword", "--answer", answer]
+    assert main([*argv, *(a for c in contexts for a in ("--context", c))]) == 0
+    assert "computed from the evidence: 1,180 euros" in capsys.readouterr().out
+    old = as_older(eng, "1.10", [], ["computed_amounts"])
+    assert old.claims[0].computed_amounts == [] and old.schema_version == "1.10"

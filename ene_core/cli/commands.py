@@ -415,6 +415,11 @@ def render(eng: EvidenceNecessityGraph) -> str:
             lines.append(
                 f"  {' ' * len(number)} not in the evidence: {', '.join(claim.unstated_amounts)}"
             )
+        if claim.computed_amounts:
+            lines.append(
+                f"  {' ' * len(number)} computed from the evidence: "
+                + ", ".join(claim.computed_amounts)
+            )
         if claim.arithmetic is not None:
             lines.append(f"  {' ' * len(number)} worked out: {claim.arithmetic}")
         if claim.other_holder is not None:

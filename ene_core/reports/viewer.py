@@ -179,6 +179,8 @@ def _claim_title(claim: Claim) -> str:
     read = "" if claim.hypothesis is None else f"; read as: {claim.hypothesis}"
     if claim.unstated_amounts:
         read += "; not in the evidence: " + ", ".join(claim.unstated_amounts)
+    if claim.computed_amounts:
+        read += "; computed from the evidence: " + ", ".join(claim.computed_amounts)
     if claim.arithmetic is not None:
         read += f"; worked out: {claim.arithmetic}"
     if claim.other_holder is not None:
@@ -381,6 +383,9 @@ def _verdicts(eng: EvidenceNecessityGraph) -> str:
         if claim.unstated_amounts:
             amounts = ", ".join(f"<q>{esc(a)}</q>" for a in claim.unstated_amounts)
             read += f' <span class="read">not in the evidence: {amounts}</span>'
+        if claim.computed_amounts:
+            amounts = ", ".join(f"<q>{esc(a)}</q>" for a in claim.computed_amounts)
+            read += f' <span class="read">computed from the evidence: {amounts}</span>'
         if claim.arithmetic is not None:
             read += f' <span class="read">worked out: <q>{esc(claim.arithmetic)}</q></span>'
         if claim.other_holder is not None:
