@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import date
 from fractions import Fraction
 from functools import lru_cache
 from itertools import pairwise
@@ -486,6 +487,9 @@ def _derived(
     if c.kind == "share" and not re.search(r"\d|percent", c.surface, re.IGNORECASE):
         worded |= _ratios(stated)
     values = _rated(c, claim, premise, stated, claimed)  # needs no cue: the rate says it
+    if c.kind == "time" and c.per in ("", "week"):  # "open five days a week": Tuesday to Saturday
+        days = _weekdays(premise) if c.per else _days_of_ranges(premise)
+        values |= {Fraction(n) for n in days}
     for found in by_sentence:
         values |= _listed(c.kind, found)
     if _COMPUTATION.search(claim) or _COMPARISON.match(claim, c.end):
@@ -497,6 +501,47 @@ def _derived(
         same_amount(c, replace(exact, value=v)) and abs(v - c.value) * 2 <= c.value
         for v in worded  # a bound as near its value: "over a century" is not 300 years
     )
+
+
+_WEEKDAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_WEEKDAY = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?s?\.?"
+_WEEKDAYS = re.compile(
+    rf"\b(?P<a>{_WEEKDAY})\s*(?:-+|\u2013|to|through|thru|until|till)\s*(?P<b>{_WEEKDAY})(?!\w)",
+    re.IGNORECASE,
+)
+_DAY_RANGE = re.compile(
+    rf"\s*(?:-+|\u2013|to|until|till|through)\s+(?:{_WEEKDAY}\s+)?", re.IGNORECASE
+)
+
+
+def _weekdays(premise: str) -> set[int]:
+    """How many days each range of weekdays spans, both ends in: "Tuesday to Saturday" 5."""
+    spans = set()
+    for m in _WEEKDAYS.finditer(premise):
+        a, b = (_WEEKDAY_NAMES.index(m[n][:3].lower()) for n in ("a", "b"))
+        spans.add((b - a) % 7 + 1)
+    return spans
+
+
+def _days_of_ranges(premise: str) -> set[int]:
+    """How many days each range of two dates of one sentence spans, both ends in ("from
+    Monday 9 June to Friday 13 June": 5)."""
+    spans = set()
+    for sentence in _SENTENCE.split(premise):
+        dates = [q for q in amounts(sentence) if q.kind == "date" and q.value % 100]
+        for a, b in pairwise(dates):
+            if not _DAY_RANGE.fullmatch(sentence[a.end : b.start]):
+                continue
+            (ya, ra), (yb, rb) = divmod(int(a.value), 10000), divmod(int(b.value), 10000)
+            year = ya or yb or 2001  # a year without 29 February where none is written
+            try:
+                first = date(year, ra // 100, ra % 100)
+                last = date(yb or year, rb // 100, rb % 100)
+            except ValueError:
+                continue
+            if first <= last:
+                spans.add((last - first).days + 1)
+    return spans
 
 
 def _listed(kind: str, stated: Sequence[Amount]) -> set[Fraction]:
@@ -658,7 +703,7 @@ def masked(claim: str, premise: str) -> str:
         if _MAGNITUDE.match(claim, a.end):
             continue  # "7 pounds less than ...": which side is less, only the amount tells
         words = _TOKEN.findall(a.surface)  # what comes after its number: "nearly 200 years"
-        numbers = [i for i, w in enumerate(words) if w[0].isdigit() or w.lower() in _NUMBER_WORDS]
+        numbers = [i for i, w in enumerate(words) if _numeral(w, words[i + 1 : i + 2])]
         unit = words[numbers[-1] + 1 :] if numbers else words
         say = " ".join(unit) or _SOME.get(a.family, "")  # "an hour and a half": "some time"
         read = read[: a.start] + f"some {say}".rstrip() + read[a.end :]
@@ -670,6 +715,17 @@ _MAGNITUDE = re.compile(
     r"|lighter|taller)\b",
     re.IGNORECASE,
 )
+
+
+def _numeral(word: str, following: list[str]) -> bool:
+    """Whether ``word`` writes (a part of) a number: "a" and "and" only before one ("two and a
+    half minutes"; not "five days a week")."""
+    low = word.lower()
+    if low in ("a", "an", "and"):
+        return bool(following) and _numeral(following[0], [])
+    return word[0].isdigit() or low in _NUMBER_WORDS
+
+
 _SOME = {"time": "time", "money": "money"}  # an amount written with no unit word
 #: words that write a number or a part of one, left out where an amount is written "some ..."
 _NUMBER_WORDS = frozenset(spell(n) for n in range(100)) | frozenset(

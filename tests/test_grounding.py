@@ -510,6 +510,18 @@ def test_the_contradiction_names_the_amount_among_the_claims_words() -> None:
             "Saffron costs 1 euro per gram.",
             "2,000 euros",
         ),
+        (  # the days of a range of weekdays, both ends in
+            "Today it is open five days a week.",
+            "Today the market has 64 stalls and is open Tuesday to Saturday.",
+            "five days a week",
+        ),
+        ("The shop is open seven days a week.", "Open Mon-Sun, 9 am to 5 pm.", "seven days a week"),
+        (  # the days of a range of dates of one sentence, both ends in
+            "The trip lasts five days.",
+            "The trip runs from Monday 9 June to Friday 13 June.",
+            "five days",
+        ),
+        ("The festival lasts three days.", "It runs from 30 June to 2 July 2025.", "three days"),
     ],
 )
 def test_computed_from_the_evidence(claim: str, premise: str, amount: str) -> None:
@@ -584,6 +596,12 @@ def test_computed_from_the_evidence(claim: str, premise: str, amount: str) -> No
         (  # a rate per litre says nothing of a mass
             "A 2 kg bag costs 2,000 euros.",
             "Saffron oil costs 1 euro per litre.",
+        ),
+        ("Today it is open six days a week.", "It is open Tuesday to Saturday."),
+        ("The trip lasts four days.", "The trip runs from Monday 9 June to Friday 13 June."),
+        (  # two dates of two sentences are no range
+            "The trip lasts five days.",
+            "The coach leaves on 9 June. Parents collect the children on 13 June.",
         ),
     ],
 )
