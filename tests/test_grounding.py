@@ -52,6 +52,9 @@ from ene_core.testing import KeywordOracle
         ("It sank in 1912.", "It sank on 15 April 1912."),
         ("It ran between 21 and 28 January.", "It ran between January 21 and 28."),
         ("It opened on 23 February 2011.", "It ran from 23 February to 6 March 2011."),
+        ("The adult dose is 0.5 g.", "The adult dose is 500 mg."),
+        ("Take 400 micrograms of folic acid.", "Take 400 µg of folic acid daily."),
+        ("The battery holds 1.5 kWh.", "The battery holds 1,500 Wh."),
         ("It costs 30 euros a month.", "It costs 30 euros per month."),
         ("It costs 30 euros.", "It costs 30 euros per year."),  # no period in the claim
         ("The plan costs 4.90 euros a month.", "The plan: 4.90 euros per month, 25 days a year."),
@@ -183,6 +186,9 @@ def test_stated(claim: str, premise: str) -> None:
             ["twice a minute"],
             "every 20 seconds",
         ),
+        ("The dose is 500 g.", "The dose is 500 mg.", ["500 g"], "500 mg"),
+        ("It has 380 kJ per bar.", "It has 380 kcal per bar.", ["380 kJ"], "380 kcal"),
+        ("Its top speed is 25 mph.", "Its top speed is 15 mph.", ["25 mph"], "15 mph"),
     ],
 )
 def test_unstated_and_rival(claim: str, premise: str, missing: list[str], rival: str) -> None:
