@@ -487,6 +487,7 @@ def _derived(
     if c.kind == "share" and not re.search(r"\d|percent", c.surface, re.IGNORECASE):
         worded |= _ratios(stated)
     values = _rated(c, claim, premise, stated, claimed)  # needs no cue: the rate says it
+    values |= _repeated(c, stated)
     if c.kind == "time" and c.per in ("", "week"):  # "open five days a week": Tuesday to Saturday
         days = _weekdays(premise) if c.per else _days_of_ranges(premise)
         values |= {Fraction(n) for n in days}
@@ -581,6 +582,22 @@ def _rated(
             ):
                 out.add(p.value * q.value)
     return out
+
+
+def _repeated(c: Amount, stated: Sequence[Amount]) -> set[Fraction]:
+    """What an amount given with a frequency comes to over the claim's period: "500 mg three
+    times a day" is 1,500 mg a day, "2 g every 12 hours" 28 g a week (the frequency right after
+    the amount)."""
+    if not c.per:
+        return set()
+    return {
+        p.value / q.value * PERIOD[c.per]
+        for p, q in pairwise(stated)
+        if p.kind == c.kind
+        and not (p.per or p.label or p.loose)
+        and q.kind == "frequency"
+        and 0 <= q.start - p.end <= 2
+    }
 
 
 def _products(c: Amount, stated: Sequence[Amount], claimed: Sequence[Amount]) -> set[Fraction]:

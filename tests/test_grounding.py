@@ -528,6 +528,12 @@ def test_the_contradiction_names_the_amount_among_the_claims_words() -> None:
             "five days",
         ),
         ("The festival lasts three days.", "It runs from 30 June to 2 July 2025.", "three days"),
+        (  # an amount given with a frequency, over the claim's period
+            "The usual dose is 1,500 mg a day.",
+            "Take 500 mg three times a day for 7 days.",
+            "1,500 mg a day",
+        ),
+        ("You take 28 g a week.", "Take 2 g every 12 hours.", "28 g a week"),
     ],
 )
 def test_computed_from_the_evidence(claim: str, premise: str, amount: str) -> None:
@@ -604,6 +610,11 @@ def test_computed_from_the_evidence(claim: str, premise: str, amount: str) -> No
             "Saffron oil costs 1 euro per litre.",
         ),
         ("Today it is open six days a week.", "It is open Tuesday to Saturday."),
+        ("The usual dose is 1,000 mg a day.", "Take 500 mg three times a day for 7 days."),
+        (  # the frequency is not the amount's
+            "The usual dose is 1,500 mg a day.",
+            "Tablets contain 500 mg. Take them with food three times a day.",
+        ),
         ("The trip lasts four days.", "The trip runs from Monday 9 June to Friday 13 June."),
         (  # two dates of two sentences are no range
             "The trip lasts five days.",
