@@ -26,7 +26,8 @@ from .batcher import MicroBatcher, Overflow
 from .citations import check_base
 from .errors import InvalidInputError
 from .graph import EvidenceNecessityGraph
-from .grounding import Masked, computed, unstated
+from .grounding import computed, unstated
+from .masking import as_written
 from .oracle import Scores, SupportOracle, Verdict, decide
 from .premise import PremisePacker
 from .request import Request, build_all, run_built
@@ -170,9 +171,10 @@ class NecessityEngine(PlanRounds, PlanDriver):
         the claim's amounts nowhere, and never contradicted when the claim computes an amount
         from two the premise states."""
         verdict = decide(scores, self.threshold, self.contradiction_threshold)
-        premise, claim = check
+        premise, read = check
+        claim = as_written(read)  # the rules read the claim as written, the model ``read``
         rules = (self._clash, self._misbound, self._reversal, self._flip)  # each: check_bindings
-        if any(rule(check) is not None for rule in rules):
+        if any(rule((premise, claim)) is not None for rule in rules):
             return "contradicted"  # role or value held by another, route reversed, negation...
         if not self.check_amounts:
             return verdict
@@ -183,9 +185,7 @@ class NecessityEngine(PlanRounds, PlanDriver):
             return verdict
         if verdict == "supported" and unstated(claim, premise.text):
             return "unsupported"
-        if verdict == "contradicted" and (
-            isinstance(claim, Masked) or computed(claim, premise.text)
-        ):
+        if verdict == "contradicted" and computed(claim, premise.text):
             return "unsupported"  # an amount it computes: the model cannot check arithmetic
         return verdict
 

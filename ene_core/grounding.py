@@ -433,6 +433,10 @@ _INSTANCE = re.compile(r"\b(?:an?|worth)\s+$", re.IGNORECASE)
 _IF = re.compile(r"(?:^|[,;:]\s*)(?:if|when|once)\b[^,;:]*$", re.IGNORECASE)
 
 
+#: an opening that sets a case: "For four people", "Paying 2,000 pounds in cash", "Keeping ..."
+_OPENING_CASE = re.compile(r"\s*(?:for|with|on|\w+ing)\b[^,;:]*$", re.IGNORECASE)
+
+
 def _instance(claim: str, c: Amount) -> bool:
     """Whether the claim's ``c`` is a case a rule applies to rather than a value it states: "a
     60 MB file", "a contract worth 80,000 euros", "if you hold 30,000 euros"."""
@@ -552,11 +556,13 @@ def _listed(kind: str, stated: Sequence[Amount]) -> set[Fraction]:
     return {sum(listed, Fraction(0))} if len(listed) >= 3 and kind != "year" else set()
 
 
-_PER_THING = re.compile(  # "40 pounds per dog", "50 ml of colostrum per kg"
-    r"(?:\s+of(?:\s+[a-z]+){1,2})?\s+(?:per|for each|for every)\s+(?:(?:square|cubic)\s+)?"
-    r"([a-z]+)\b",
+_PER_THING = re.compile(  # "40 pounds per dog", "50 ml of colostrum per kg", "per 100 g"
+    r"(?:\s+of(?:\s+[a-z]+){1,2})?\s+(?:per|for each|for every)\s+(?P<size>\d[\d,]*\s*)?"
+    r"(?:(?:square|cubic)\s+)?(?P<thing>[a-z]+)\b",
     re.IGNORECASE,
 )
+#: plurals the stemmer does not join with their singular ("per person" for "four people")
+_IRREGULAR = {"peopl": "person", "children": "child", "men": "man", "women": "woman"}
 
 
 def _rated(
@@ -569,19 +575,23 @@ def _rated(
     out: set[Fraction] = set()
     for p in stated:
         m = _PER_THING.match(premise, p.end)
-        if p.kind != c.kind or p.label or p.loose or p.per or not m:
+        if p.kind != c.kind or p.label or p.loose or (p.per and p.per != c.per) or not m:
             continue
-        thing, unit = set(content_words(m[1])), unit_of(m[1])
+        thing, unit = _things(m["thing"]), unit_of(m["thing"])
+        size = Fraction(m["size"].replace(",", "")) if m["size"] else Fraction(1)
         for q in claimed:
             if q is c or q.label or q.loose or q.per:
                 continue
-            if unit and q.kind == unit[0]:
-                out.add(p.value * q.value / unit[1])  # "per kg": the claim's mass in kg
-            elif q.kind == "count" and thing & set(
-                content_words(" ".join(_TOKEN.findall(claim, q.end)[:2]))
-            ):
-                out.add(p.value * q.value)
+            if unit and q.family == unit[0]:  # "per kg": the claim's mass in kg
+                out.add(p.value * q.value / (unit[1] * size))
+            elif q.kind == "count" and thing & _things(" ".join(_TOKEN.findall(claim, q.end)[:2])):
+                out.add(p.value * q.value / size)
     return out
+
+
+def _things(text: str) -> set[str]:
+    """The content words of ``text``, irregular plurals as their singular."""
+    return {_IRREGULAR.get(w, w) for w in content_words(text)}
 
 
 def _repeated(c: Amount, stated: Sequence[Amount]) -> set[Fraction]:
@@ -647,7 +657,19 @@ def _split(claim: str, premise: str) -> tuple[tuple[Amount, ...], tuple[Amount, 
     # the same amount written again ("1,000 euros after the first month, and another 1,000
     # euros once ...") is computed too
     computed = tuple(c for c in missing if any(same_amount(c, d) for d in derived))
-    return tuple(c for c in missing if c not in computed), computed
+    # the case a computed amount is worked out for, written as one ("Paying 2,000 pounds in
+    # cash would cost you 14 pounds" at 0.70 pounds per 100 pounds), is the claim's own
+    own = [
+        c
+        for c in missing
+        if c not in computed
+        and (_instance(claim, c) or _OPENING_CASE.match(claim[: c.start]))
+        and any(
+            not _derived(d, claim, premise, stated, [w for w in wanted if w is not c])
+            for d in derived
+        )
+    ]
+    return tuple(c for c in missing if c not in computed and c not in own), computed
 
 
 _TOKEN = re.compile(r"[^\W_]+(?:[.,'][^\W_]+)*")
@@ -699,69 +721,6 @@ def computed(claim: str, premise: str) -> tuple[Amount, ...]:
     sentence, a share in words. The model cannot check arithmetic, so such a claim is not
     called contradicted for them."""
     return _split(claim, premise)[1]
-
-
-class Masked(str):
-    """A claim with the amounts its premise computes written "some ..." (:func:`masked`)."""
-
-    __slots__ = ()
-
-
-def masked(claim: str, premise: str) -> str:
-    """``claim`` as the model should read it against ``premise``: where the premise states each
-    of its amounts and computes some of them, those are written "some ..." ("would cost 184
-    dollars" -> "would cost some dollars"): the arithmetic is done, the model checks the rest.
-    A difference the claim says is more or less than something stays as written."""
-    missing, worked = _split(claim, premise)
-    if missing or not worked:
-        return claim
-    read = claim
-    for a in sorted(worked, key=lambda a: -a.start):
-        if _MAGNITUDE.match(claim, a.end):
-            continue  # "7 pounds less than ...": which side is less, only the amount tells
-        words = _TOKEN.findall(a.surface)  # what comes after its number: "nearly 200 years"
-        numbers = [i for i, w in enumerate(words) if _numeral(w, words[i + 1 : i + 2])]
-        unit = words[numbers[-1] + 1 :] if numbers else words
-        say = " ".join(unit) or _SOME.get(a.family, "")  # "an hour and a half": "some time"
-        read = read[: a.start] + f"some {say}".rstrip() + read[a.end :]
-    return claim if read == claim else Masked(read)
-
-
-_MAGNITUDE = re.compile(
-    r"\s*(?:more|less|fewer|cheaper|dearer|higher|lower|bigger|smaller|larger|greater|heavier"
-    r"|lighter|taller)\b",
-    re.IGNORECASE,
-)
-
-
-def _numeral(word: str, following: list[str]) -> bool:
-    """Whether ``word`` writes (a part of) a number: "a" and "and" only before one ("two and a
-    half minutes"; not "five days a week")."""
-    low = word.lower()
-    if low in ("a", "an", "and"):
-        return bool(following) and _numeral(following[0], [])
-    return word[0].isdigit() or low in _NUMBER_WORDS
-
-
-_SOME = {"time": "time", "money": "money"}  # an amount written with no unit word
-#: words that write a number or a part of one, left out where an amount is written "some ..."
-_NUMBER_WORDS = frozenset(spell(n) for n in range(100)) | frozenset(
-    (
-        "a",
-        "an",
-        "and",
-        "half",
-        "quarter",
-        "quarters",
-        "third",
-        "thirds",
-        "hundred",
-        "thousand",
-        "million",
-        "billion",
-        "dozen",
-    )
-)
 
 
 def rivals(amount: Amount, premise: str, limit: int = 3, claim: str = "") -> tuple[Amount, ...]:

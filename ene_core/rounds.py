@@ -27,7 +27,8 @@ from .bindings import (
 from .citations import Citations, check_base, resolve
 from .claims import Segment, read_with_question, split_claims
 from .contexts import canonical_order
-from .grounding import Amount, computed, holding, masked, rivals, substitute, unstated
+from .grounding import Amount, computed, holding, rivals, substitute, unstated
+from .masking import as_written, difference, masked
 from .minimal_set import MinimalSet
 from .oracle import Scores, Verdict
 from .polarity import turned
@@ -168,11 +169,12 @@ class PlanRounds(MinimalSet, GraphAssembly):
         premised = {k: sorted(own[k][0].contexts) for k in claims}
         unstated = {k: self._unstated(own[k]) for k in claims}
         worked = {k: self._computed(segments[k].verifier_text, own[k][0]) for k in claims}
-        derived = {k: d for k in claims if (d := self._derived(own[k])) is not None}
-        clashes = {k: c for k in claims if (c := self._clash(own[k])) is not None}
-        misbound = {k: v for k in claims if (v := self._misbound(own[k])) is not None}
-        reversals = {k: i for k in claims if (i := self._reversal(own[k])) is not None}
-        flips = {k: i for k in claims if (i := self._flip(own[k])) is not None}
+        written = {k: (own[k][0], as_written(own[k][1])) for k in claims}  # what the rules read
+        derived = {k: d for k in claims if (d := self._derived(written[k])) is not None}
+        clashes = {k: c for k in claims if (c := self._clash(written[k])) is not None}
+        misbound = {k: v for k in claims if (v := self._misbound(written[k])) is not None}
+        reversals = {k: i for k in claims if (i := self._reversal(written[k])) is not None}
+        flips = {k: i for k in claims if (i := self._flip(written[k])) is not None}
         probes = [
             (k, probe, rival) for k in unsure for probe, rival in self._probes(own[k], unstated[k])
         ]
@@ -342,7 +344,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
         return derive(check[1], check[0].parts) if self.check_amounts else None
 
     def _unstated(self, check: Check) -> tuple[Amount, ...]:
-        return unstated(check[1], check[0].text) if self.check_amounts else ()
+        return unstated(as_written(check[1]), check[0].text) if self.check_amounts else ()
 
     def _computed(self, claim: str, premise: Premise) -> tuple[Amount, ...]:
         return computed(claim, premise.text) if self.check_amounts else ()
@@ -351,10 +353,11 @@ class PlanRounds(MinimalSet, GraphAssembly):
     def _probes(check: Check, missing: Sequence[Amount]) -> list[tuple[str, Amount]]:
         """The claim with each amount its premise does not state replaced by each of the
         premise's amounts of that kind (``(claim, the amount put in)``)."""
-        premise, claim = check
+        premise, claim = check[0], as_written(check[1])
         return [
             (substitute(claim, a, r), r)
             for a in missing
+            if not difference(claim, a)  # no amount of the evidence is a difference
             for r in rivals(a, premise.text, claim=claim)
         ]
 

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ene_core import NecessityEngine
-from ene_core.grounding import amounts, computed, masked, rivals, substitute, unstated
+from ene_core.grounding import amounts, computed, rivals, substitute, unstated
+from ene_core.masking import difference, masked
 from ene_core.oracle import Scores
 from ene_core.testing import KeywordOracle
 
@@ -534,6 +535,22 @@ def test_the_contradiction_names_the_amount_among_the_claims_words() -> None:
             "1,500 mg a day",
         ),
         ("You take 28 g a week.", "Take 2 g every 12 hours.", "28 g a week"),
+        (  # a rate per 100 of a unit, for the case the claim opens with
+            "Paying 2,000 pounds in cash into a branch would cost you 14 pounds.",
+            "Cash deposits at a branch cost 0.70 pounds per 100 pounds deposited.",
+            "14 pounds",
+        ),
+        (
+            "For 400 g of pasta you'll want roughly 4 litres of water.",
+            "Use about 1 litre of water per 100 g of pasta.",
+            "roughly 4 litres",
+        ),
+        (  # a rate per unit and month, "per person" for "people"
+            "Keeping 1,000 GB in the Cold tier would cost 6 dollars a month.",
+            "Cold tier storage costs 0.006 dollars per GB per month.",
+            "6 dollars a month",
+        ),
+        ("Four people would pay 60 euros.", "Entry is 15 euros per person.", "60 euros"),
     ],
 )
 def test_computed_from_the_evidence(claim: str, premise: str, amount: str) -> None:
@@ -610,6 +627,10 @@ def test_computed_from_the_evidence(claim: str, premise: str, amount: str) -> No
             "Saffron oil costs 1 euro per litre.",
         ),
         ("Today it is open six days a week.", "It is open Tuesday to Saturday."),
+        (
+            "Paying 2,000 pounds in cash into a branch would cost you 16 pounds.",
+            "Cash deposits at a branch cost 0.70 pounds per 100 pounds deposited.",
+        ),
         ("The usual dose is 1,000 mg a day.", "Take 500 mg three times a day for 7 days."),
         (  # the frequency is not the amount's
             "The usual dose is 1,500 mg a day.",
@@ -803,3 +824,40 @@ def test_the_computed_amounts_are_shown_and_older_engs_load_without_them(
     assert "computed from the evidence: 1,180 euros" in capsys.readouterr().out
     old = as_older(eng, "1.10", [], ["computed_amounts"])
     assert old.claims[0].computed_amounts == [] and old.schema_version == "1.10"
+
+
+@pytest.mark.parametrize(
+    ("claim", "premise", "missing"),
+    [
+        (  # the case a computed amount is worked out for is the claim's own
+            "Paying 2,000 pounds in cash would cost you 14 pounds.",
+            "Cash deposits cost 0.70 pounds per 100 pounds deposited.",
+            [],
+        ),
+        (
+            "If you deposit 2,000 pounds in cash, it costs 14 pounds.",
+            "Cash deposits cost 0.70 pounds per 100 pounds deposited.",
+            [],
+        ),
+        (  # a count it states, not a case: the evidence's "up to two" still rivals it
+            "You can bring three dogs, which would add 120 pounds to the cost.",
+            "Up to two dogs are allowed per boat for a fee of 40 pounds per dog.",
+            ["three"],
+        ),
+        (  # a wrong result: the case and the result are both unstated
+            "Paying 2,000 pounds in cash would cost you 16 pounds.",
+            "Cash deposits cost 0.70 pounds per 100 pounds deposited.",
+            ["2,000 pounds", "16 pounds"],
+        ),
+    ],
+)
+def test_a_case_a_computed_amount_is_worked_out_for(
+    claim: str, premise: str, missing: list[str]
+) -> None:
+    assert [a.surface for a in unstated(claim, premise)] == missing
+
+
+def test_a_difference_said_to_be_more_or_less_is_told_apart() -> None:
+    claim = "Online entry is 7 pounds less than at the door, and costs 38 pounds."
+    seven, thirty_eight = amounts(claim)
+    assert difference(claim, seven) and not difference(claim, thirty_eight)

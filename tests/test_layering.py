@@ -65,6 +65,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "citations",
                 "quantities",
                 "grounding",
+                "masking",
                 "arithmetic",
                 "bindings",
                 "polarity",
