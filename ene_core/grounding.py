@@ -558,7 +558,7 @@ def _listed(kind: str, stated: Sequence[Amount]) -> set[Fraction]:
 
 _PER_THING = re.compile(  # "40 pounds per dog", "50 ml of colostrum per kg", "per 100 g"
     r"(?:\s+of(?:\s+[a-z]+){1,2})?\s+(?:per|for each|for every)\s+(?P<size>\d[\d,]*\s*)?"
-    r"(?:(?:square|cubic)\s+)?(?P<thing>[a-z]+)\b",
+    r"(?P<thing>(?:(?:square|cubic)\s+)?[a-z]+)\b",
     re.IGNORECASE,
 )
 #: plurals the stemmer does not join with their singular ("per person" for "four people")

@@ -91,6 +91,13 @@ _unit("time", _MONTH, "month", "months")
 _unit("time", YEAR_DAYS, "year", "years")
 _unit("time", 10 * YEAR_DAYS, "decade", "decades")
 _unit("time", 100 * YEAR_DAYS, "century", "centuries")
+_unit("area", 1, "square metre", "square metres", "square meter", "square meters", "sq m")
+_unit("area", Fraction(9290304, 10**8), "square foot", "square feet", "sq ft")
+_unit("area", 10**4, "hectare", "hectares")
+_unit("area", Fraction(40468564224, 10**7), "acre", "acres")
+_unit(
+    "area", 10**6, "square kilometre", "square kilometres", "square kilometer", "square kilometers"
+)
 _unit("volume", Fraction(1, 1000), "ml", "millilitre", "millilitres", "milliliter", "milliliters")
 _unit("volume", Fraction(1, 100), "cl", "centilitre", "centilitres", "centiliter", "centiliters")
 _unit("volume", 1, "litre", "litres", "liter", "liters")

@@ -56,6 +56,7 @@ from ene_core.testing import KeywordOracle
         ("The adult dose is 0.5 g.", "The adult dose is 500 mg."),
         ("Take 400 micrograms of folic acid.", "Take 400 µg of folic acid daily."),
         ("The battery holds 1.5 kWh.", "The battery holds 1,500 Wh."),
+        ("The park covers 40 hectares.", "The park covers 0.4 square kilometres."),
         ("It costs 30 euros a month.", "It costs 30 euros per month."),
         ("It costs 30 euros.", "It costs 30 euros per year."),  # no period in the claim
         ("The plan costs 4.90 euros a month.", "The plan: 4.90 euros per month, 25 days a year."),
@@ -551,6 +552,16 @@ def test_the_contradiction_names_the_amount_among_the_claims_words() -> None:
             "6 dollars a month",
         ),
         ("Four people would pay 60 euros.", "Entry is 15 euros per person.", "60 euros"),
+        (  # a rate per a number of things, of an area
+            "Six hens need at least 2 square metres indoors.",
+            "Allow at least 1 square metre of indoor space for every 3 hens.",
+            "at least 2 square metres",
+        ),
+        (  # a rate per square metre, for an area the claim gives as its case
+            "For a patch of 20 square metres, you'll need about 700 grams of seed.",
+            "Sow grass seed at 35 grams per square metre.",
+            "about 700 grams",
+        ),
     ],
 )
 def test_computed_from_the_evidence(claim: str, premise: str, amount: str) -> None:
