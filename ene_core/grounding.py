@@ -140,6 +140,7 @@ _LABEL = re.compile(  # "Python 3.13", "version 2"; not a sentence's first word 
     rf"(?:\b(?!{_FUNCTION}\b)[A-Z][\w-]*"
     r"|\b(?:version|v|release|model|number|no\.|chapter|section|route)|#)\s*$"
 )
+_OPENING_VERB = re.compile(r"(?:^|[.!?;:]\s+)[A-Z][a-z]+ing\s+$")  # "Bringing two dogs"
 _COMPOUND = re.compile(r"\s*(?P<unit>[a-z]+)\s*/", re.IGNORECASE)
 _COMPUTATION = re.compile(
     r"\b(?:in total|totals?|together|combined|altogether|in all|lasted|lasts|difference|sum"
@@ -251,7 +252,12 @@ def amounts(text: str) -> tuple[Amount, ...]:
         unit = unit_of(compound["unit"]) if compound else None
         if compound and unit and not unit[0].startswith("money"):  # "299,792 km/s": a length
             kind, value, end = unit[0], value * unit[1], compound.end("unit")
-        label = kind == "count" and not q.bound and bool(_LABEL.search(text, 0, q.start))
+        label = (
+            kind == "count"
+            and not q.bound
+            and bool(_LABEL.search(text, 0, q.start))
+            and not _OPENING_VERB.search(text, 0, q.start)
+        )
         found.append(
             Amount(q.start, end, text[q.start : end], kind, value, q.bound, number, label, loose)
         )
@@ -579,14 +585,38 @@ def _rated(
             continue
         thing, unit = _things(m["thing"]), unit_of(m["thing"])
         size = Fraction(m["size"].replace(",", "")) if m["size"] else Fraction(1)
+        each = _PER_PERIOD.match(premise, m.end())  # "3 pounds per dog per night"
         for q in claimed:
             if q is c or q.label or q.loose or q.per:
                 continue
             if unit and q.family == unit[0]:  # "per kg": the claim's mass in kg
-                out.add(p.value * q.value / (unit[1] * size))
+                total = p.value * q.value / (unit[1] * size)
             elif q.kind == "count" and thing & _things(" ".join(_TOKEN.findall(claim, q.end)[:2])):
-                out.add(p.value * q.value / size)
+                total = p.value * q.value / size
+            else:
+                continue
+            out |= _over(total, each["period"].lower(), c, claim, claimed) if each else {total}
     return out
+
+
+_PER_PERIOD = re.compile(
+    r"\s+(?:per|a|an|each)\s+(?P<period>second|minute|hour|day|night|week|month|year)\b",
+    re.IGNORECASE,
+)
+
+
+def _over(
+    total: Fraction, period: str, c: Amount, claim: str, claimed: Sequence[Amount]
+) -> set[Fraction]:
+    """A rate per ``period`` of ``total`` over the claim's period ("840 dollars a year" at 70 a
+    month) or over as many periods as it names ("for three nights")."""
+    if c.per:
+        return {total * PERIOD[c.per] / PERIOD[period]}
+    return {
+        total * q.value
+        for q in claimed
+        if q.kind == "count" and re.match(rf"\s+{period}s?\b", claim[q.end :], re.IGNORECASE)
+    }
 
 
 def _things(text: str) -> set[str]:

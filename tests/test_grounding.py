@@ -552,6 +552,16 @@ def test_the_contradiction_names_the_amount_among_the_claims_words() -> None:
             "6 dollars a month",
         ),
         ("Four people would pay 60 euros.", "Entry is 15 euros per person.", "60 euros"),
+        (  # a rate per thing and night, over the nights the claim names
+            "Bringing two dogs for three nights adds 18 pounds to the bill.",
+            "Dogs are welcome at 3 pounds per dog per night.",
+            "18 pounds",
+        ),
+        (  # a rate per thing and month, over the claim's period
+            "Ten users would pay 840 dollars a year.",
+            "Business costs 7 dollars per user per month.",
+            "840 dollars a year",
+        ),
         (  # a rate per a number of things, of an area
             "Six hens need at least 2 square metres indoors.",
             "Allow at least 1 square metre of indoor space for every 3 hens.",
@@ -643,6 +653,10 @@ def test_computed_from_the_evidence(claim: str, premise: str, amount: str) -> No
             "Cash deposits at a branch cost 0.70 pounds per 100 pounds deposited.",
         ),
         ("The usual dose is 1,000 mg a day.", "Take 500 mg three times a day for 7 days."),
+        (
+            "Bringing two dogs for two nights adds 18 pounds to the bill.",
+            "Dogs are welcome at 3 pounds per dog per night.",
+        ),
         (  # the frequency is not the amount's
             "The usual dose is 1,500 mg a day.",
             "Tablets contain 500 mg. Take them with food three times a day.",
