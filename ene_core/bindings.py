@@ -37,7 +37,7 @@ from functools import lru_cache
 
 from .grounding import Amount, amounts, outside, rivals, same_amount
 from .polarity import VALUE_SETS
-from .premise import content_words
+from .premise import TOKEN, content_words
 
 __all__ = [
     "RoleClash",
@@ -62,7 +62,6 @@ _HOLDER = re.compile(
     rf"(?P<subject>[^;:]+?)\s+{_VERB}\s+the\s+{_OWNER}(?={_UNIQUE})", re.IGNORECASE
 )
 _NEGATED = re.compile(r"\b(?:not|never|no)\b|n't\b", re.IGNORECASE)
-_TOKEN = re.compile(r"[^\W_]+(?:[.,'][^\W_]+)*")
 # after the role's words, a phrase that narrows it: "the first woman to win the prize in
 # Economics" is another role (a date, "in 1969", does not narrow it)
 _NARROWING = re.compile(r"^\s*(?:in|of|for|among|at|from|on|by|with)\s+(?![\d]|AD\b|BC\b)", re.I)
@@ -116,7 +115,7 @@ def _same_role(text: str, role: set[str]) -> bool:
     """Whether ``text`` starts with exactly the role's content words (in any order), followed by
     nothing that narrows it."""
     seen: set[str] = set()
-    for t in _TOKEN.finditer(text):
+    for t in TOKEN.finditer(text):
         words = set(content_words(t.group()))
         if words - role:
             return False  # a word the claim's role does not have: another role

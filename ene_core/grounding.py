@@ -31,7 +31,7 @@ from fractions import Fraction
 from functools import lru_cache
 from itertools import pairwise
 
-from .premise import content_words
+from .premise import TOKEN, content_words
 from .quantities import PERIOD, YEAR_DAYS, per, quantities, spell, unit_of
 
 __all__ = [
@@ -591,7 +591,7 @@ def _rated(
                 continue
             if unit and q.family == unit[0]:  # "per kg": the claim's mass in kg
                 total = p.value * q.value / (unit[1] * size)
-            elif q.kind == "count" and thing & _things(" ".join(_TOKEN.findall(claim, q.end)[:2])):
+            elif q.kind == "count" and thing & _things(" ".join(TOKEN.findall(claim, q.end)[:2])):
                 total = p.value * q.value / size
             else:
                 continue
@@ -702,7 +702,6 @@ def _split(claim: str, premise: str) -> tuple[tuple[Amount, ...], tuple[Amount, 
     return tuple(c for c in missing if c not in computed and c not in own), computed
 
 
-_TOKEN = re.compile(r"[^\W_]+(?:[.,'][^\W_]+)*")
 _BOUNDARY = re.compile(r"(?<!\d)[.;!?](?!\d)|\n")
 _NEAR = 6  # words either side of an amount that say what it is the amount of
 
@@ -712,7 +711,7 @@ def _near(text: str, q: Amount) -> frozenset[str]:
     """The content words within ``_NEAR`` words of ``q`` in ``text``, within its sentence."""
     before = _BOUNDARY.split(text[: q.start])[-1]
     after = _BOUNDARY.split(text[q.end :])[0]
-    near = _TOKEN.findall(before)[-_NEAR:] + _TOKEN.findall(after)[:_NEAR]
+    near = TOKEN.findall(before)[-_NEAR:] + TOKEN.findall(after)[:_NEAR]
     return frozenset(content_words(" ".join(near)))
 
 

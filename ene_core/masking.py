@@ -13,11 +13,10 @@ from __future__ import annotations
 import re
 
 from .grounding import Amount, computed, unstated
+from .premise import TOKEN
 from .quantities import spell
 
 __all__ = ["Masked", "as_written", "difference", "masked"]
-
-_WORD = re.compile(r"[^\W_]+(?:[.,'][^\W_]+)*")
 
 
 class Masked(str):
@@ -49,7 +48,7 @@ def masked(claim: str, premise: str) -> str:
     for a in sorted(worked, key=lambda a: -a.start):
         if difference(claim, a):
             continue  # "7 pounds less than ...": which side is less, only the amount tells
-        words = _WORD.findall(a.surface)  # what comes after its number: "nearly 200 years"
+        words = TOKEN.findall(a.surface)  # what comes after its number: "nearly 200 years"
         numbers = [i for i, w in enumerate(words) if _numeral(w, words[i + 1 : i + 2])]
         unit = words[numbers[-1] + 1 :] if numbers else words
         say = " ".join(unit) or _SOME.get(a.family, "")  # "an hour and a half": "some time"

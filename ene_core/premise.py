@@ -33,7 +33,8 @@ from . import polarity
 from .claims import split_sentences
 from .quantities import align
 
-_TOKEN = re.compile(r"[^\W_]+(?:[.,'][^\W_]+)*", re.UNICODE)
+#: a word or a number as written ("1,500", "3.45", "don't"): every module's tokens
+TOKEN = re.compile(r"[^\W_]+(?:[.,'][^\W_]+)*")
 _STOPWORDS = frozenset(
     [
         "a",
@@ -178,7 +179,7 @@ _STOPWORDS = frozenset(
 
 def content_words(text: str) -> list[str]:
     """Lower-cased content tokens with a light, deterministic suffix stemmer."""
-    return [_stem(t) for t in _TOKEN.findall(text.lower()) if t not in _STOPWORDS]
+    return [_stem(t) for t in TOKEN.findall(text.lower()) if t not in _STOPWORDS]
 
 
 def word_share(claim: str, sentences: Iterable[str]) -> float:

@@ -167,16 +167,19 @@ class PlanRounds(MinimalSet, GraphAssembly):
         # The contexts that fed each claim's premise; suspects of a contradiction are those of
         # the premise that contradicted it. A claim not supported gets each of them alone.
         premised = {k: sorted(own[k][0].contexts) for k in claims}
-        unstated = {k: self._unstated(own[k]) for k in claims}
-        worked = {k: self._computed(segments[k].verifier_text, own[k][0]) for k in claims}
-        written = {k: (own[k][0], as_written(own[k][1])) for k in claims}  # what the rules read
+        # the rules and amount checks read the claim as written (the model may read it masked)
+        written = {k: (own[k][0], as_written(own[k][1])) for k in claims}
+        unstated = {k: self._unstated(written[k]) for k in claims}
+        worked = {k: self._computed(written[k]) for k in claims}
         derived = {k: d for k in claims if (d := self._derived(written[k])) is not None}
         clashes = {k: c for k in claims if (c := self._clash(written[k])) is not None}
         misbound = {k: v for k in claims if (v := self._misbound(written[k])) is not None}
         reversals = {k: i for k in claims if (i := self._reversal(written[k])) is not None}
         flips = {k: i for k in claims if (i := self._flip(written[k])) is not None}
         probes = [
-            (k, probe, rival) for k in unsure for probe, rival in self._probes(own[k], unstated[k])
+            (k, probe, rival)
+            for k in unsure
+            for probe, rival in self._probes(written[k], unstated[k])
         ]
 
         loo_checks = [
@@ -289,7 +292,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
 
     def _hypothesis(self, claim: str, premise: Premise) -> str:
         """The claim as the model reads it against ``premise``: with ``check_amounts``, the
-        amounts it computes from the premise's written "some ..." (:func:`~ene_core.grounding.
+        amounts it computes from the premise's written "some ..." (:func:`~ene_core.masking.
         masked`), unless a comparison of the premise's amounts settles it (``derive``)."""
         if not self.check_amounts or derive(claim, premise.parts) is not None:
             return claim
@@ -344,16 +347,16 @@ class PlanRounds(MinimalSet, GraphAssembly):
         return derive(check[1], check[0].parts) if self.check_amounts else None
 
     def _unstated(self, check: Check) -> tuple[Amount, ...]:
-        return unstated(as_written(check[1]), check[0].text) if self.check_amounts else ()
+        return unstated(check[1], check[0].text) if self.check_amounts else ()
 
-    def _computed(self, claim: str, premise: Premise) -> tuple[Amount, ...]:
-        return computed(claim, premise.text) if self.check_amounts else ()
+    def _computed(self, check: Check) -> tuple[Amount, ...]:
+        return computed(check[1], check[0].text) if self.check_amounts else ()
 
     @staticmethod
     def _probes(check: Check, missing: Sequence[Amount]) -> list[tuple[str, Amount]]:
         """The claim with each amount its premise does not state replaced by each of the
         premise's amounts of that kind (``(claim, the amount put in)``)."""
-        premise, claim = check[0], as_written(check[1])
+        premise, claim = check
         return [
             (substitute(claim, a, r), r)
             for a in missing
