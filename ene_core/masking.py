@@ -77,12 +77,9 @@ def _numeral(word: str, following: list[str]) -> bool:
 
 
 _SOME = {"time": "time", "money": "money"}  # an amount written with no unit word
-#: words that write a number or a part of one, left out where an amount is written "some ..."
+#: words that write a number or a part of one ("a", "an" and "and" only before one of them)
 _NUMBER_WORDS = frozenset(spell(n) for n in range(100)) | frozenset(
     (
-        "a",
-        "an",
-        "and",
         "half",
         "quarter",
         "quarters",
