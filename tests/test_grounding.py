@@ -709,6 +709,11 @@ DOOR = "Entry costs 38 pounds online or 45 pounds at the door."
             "The ship sank on 14 November 1794. Divers located the wreck in 1989.",
             "Divers found it in 1989, some years after she sank.",
         ),
+        (  # the whole number goes, its scale word too
+            "It costs 2 billion euros in total.",
+            "Phase one cost 1.5 billion euros and phase two 0.5 billion euros.",
+            "It costs some euros in total.",
+        ),
         (
             "The loaf bakes for an hour and a half in total.",
             "Bake for 60 minutes with the lid on, then another 30 minutes without it.",
