@@ -490,7 +490,8 @@ def _derived(
     computation, a sum, difference or product (exact, or within a tenth where the claim says
     "about": "roughly 165 years after")."""
     worded: set[Fraction] = set()  # compared as the claim words them: bounds, "about"
-    by_sentence = [amounts(sentence) for sentence in _SENTENCE.split(premise)]
+    sentences = _SENTENCE.split(premise)
+    by_sentence = [amounts(sentence) for sentence in sentences]
     if c.kind == "time":
         for found in by_sentence:
             worded |= _gaps(found) | _hours_between(found)
@@ -499,7 +500,7 @@ def _derived(
     values = _rated(c, claim, premise, stated, claimed)  # needs no cue: the rate says it
     values |= _repeated(c, stated)
     if c.kind == "time" and c.per in ("", "week"):  # "open five days a week": Tuesday to Saturday
-        days = _weekdays(premise) if c.per else _days_of_ranges(premise)
+        days = _weekdays(premise) if c.per else _days_of_ranges(sentences)
         values |= {Fraction(n) for n in days}
     for found in by_sentence:
         values |= _listed(c.kind, found)
@@ -534,11 +535,11 @@ def _weekdays(premise: str) -> set[int]:
     return spans
 
 
-def _days_of_ranges(premise: str) -> set[int]:
-    """How many days each range of two dates of one sentence spans, both ends in ("from
-    Monday 9 June to Friday 13 June": 5)."""
+def _days_of_ranges(sentences: Sequence[str]) -> set[int]:
+    """How many days each range of two dates of one of the ``sentences`` spans, both ends in
+    ("from Monday 9 June to Friday 13 June": 5)."""
     spans = set()
-    for sentence in _SENTENCE.split(premise):
+    for sentence in sentences:
         dates = [q for q in amounts(sentence) if q.kind == "date" and q.value % 100]
         for a, b in pairwise(dates):
             if not _DAY_RANGE.fullmatch(sentence[a.end : b.start]):
