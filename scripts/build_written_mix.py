@@ -1,0 +1,107 @@
+"""Build a continuation mix from hand-written pairs (``scripts/data/written_pairs/``)::
+
+    python scripts/build_written_mix.py --out runs/wmix --base-mix runs/topic --base-share 0.5
+
+The written pairs are RAG-shaped: a documentation-style chunk and eight claims about it, in an
+answer's words (a reworded fact, a fact in another form, a near copy with a synonym and its twin
+with a contrasting word, a reworded contradiction, a negated claim under either label, two
+same-topic neutrals). Each pair is used twice: against its own chunk, and against its chunk
+packed between chunks of other domains (the engine reads a claim against every chunk at once).
+Premises are split into train and dev by a hash of the chunk, so no chunk is in both. With
+``--base-mix`` the earlier mix (``v3_train`` / ``v3_dev``) is sampled in beside them, so the
+continuation keeps what that mix taught. Writes ``v3_train.jsonl.gz`` / ``v3_dev.jsonl.gz``
+(the names ``scripts/train_default_verifier.py --mix`` reads) and ``written_dev.jsonl.gz``
+(the written dev pairs alone, unpacked).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import sys
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from build_nli_data import read_jsonl_gz, write_jsonl_gz
+from synth_nli import LABEL_IDS, Pair
+
+WRITTEN = Path(__file__).resolve().parent / "data" / "written_pairs"
+DEV_SHARE = 0.15
+
+
+def read_written(folder: Path) -> list[tuple[str, Pair]]:
+    """(domain, pair) for every line of every ``*.jsonl`` file, in file and line order."""
+    rows: list[tuple[str, Pair]] = []
+    for path in sorted(folder.glob("*.jsonl")):
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                r = json.loads(line)
+                label = LABEL_IDS[r["label"]]
+            except (json.JSONDecodeError, KeyError) as exc:
+                raise SystemExit(f"{path}:{n}: not a written pair ({exc})") from exc
+            rows.append((path.stem, Pair(r["premise"], r["hypothesis"], label, r["kind"])))
+    return rows
+
+
+def in_dev(premise: str) -> bool:
+    digest = hashlib.sha1(premise.encode("utf-8")).digest()
+    return digest[0] / 256 < DEV_SHARE
+
+
+def tagged(rows: list[tuple[str, Pair]]) -> list[Pair]:
+    return [Pair(p.premise, p.hypothesis, p.label, f"written:{p.source}") for _, p in rows]
+
+
+def packed(rows: list[tuple[str, Pair]], rng: random.Random) -> list[Pair]:
+    """Each pair again, its chunk packed at a random place among 1-2 chunks of other domains."""
+    by_domain: dict[str, list[str]] = {}
+    for domain, p in rows:
+        chunks = by_domain.setdefault(domain, [])
+        if not chunks or chunks[-1] != p.premise:
+            chunks.append(p.premise)
+    out = []
+    for domain, p in rows:
+        others = [c for d, cs in sorted(by_domain.items()) if d != domain for c in cs]
+        chunks = rng.sample(others, rng.choice((1, 2)))
+        chunks.insert(rng.randrange(len(chunks) + 1), p.premise)
+        out.append(Pair("\n".join(chunks), p.hypothesis, p.label, f"written-packed:{p.source}"))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--written", type=Path, default=WRITTEN)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--base-mix", type=Path, default=None, help="an earlier --mix folder")
+    ap.add_argument(
+        "--base-share", type=float, default=0.5, help="share of the new mix from --base-mix"
+    )
+    ap.add_argument("--seed", type=int, default=13)
+    args = ap.parse_args()
+    rng = random.Random(args.seed)
+    rows = read_written(args.written)
+    split = {"train": [r for r in rows if not in_dev(r[1].premise)]}
+    split["dev"] = [r for r in rows if in_dev(r[1].premise)]
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_jsonl_gz(tagged(split["dev"]), args.out / "written_dev.jsonl.gz")
+    for name, part in split.items():
+        own = tagged(part)
+        mix = own + packed(part, rng)
+        if args.base_mix is not None:
+            base = read_jsonl_gz(args.base_mix / f"v3_{name}.jsonl.gz")
+            want = round(len(mix) * args.base_share / (1 - args.base_share))
+            mix += rng.sample(base, min(want, len(base)))
+        rng.shuffle(mix)
+        write_jsonl_gz(mix, args.out / f"v3_{name}.jsonl.gz")
+        labels = Counter(p.label for p in own)
+        print(f"{name}: {len(part)} written pairs ({dict(sorted(labels.items()))}), mix {len(mix)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+"""The hand-written continuation pairs (scripts/data/written_pairs/) and their mix builder
+(scripts/build_written_mix.py): every group is complete and twinned, the labels follow the kinds,
+no text leaks from the evaluation sets, and the mix is split by chunk and deterministic."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+pytest.importorskip("pysbd")
+
+from build_nli_data import read_jsonl_gz  # noqa: E402
+from build_written_mix import WRITTEN, in_dev, packed, read_written  # noqa: E402
+
+KIND_LABEL = {
+    "para": "entailment",
+    "para_form": "entailment",
+    "near_same": "entailment",
+    "neg_entail": "entailment",
+    "near_diff": "contradiction",
+    "para_contra": "contradiction",
+    "neg_contra": "contradiction",
+    "same_topic": "neutral",
+    "neutral_form": "neutral",
+}
+
+
+def _rows() -> list[dict]:
+    return [
+        {**json.loads(line), "file": path.stem}
+        for path in sorted(WRITTEN.glob("*.jsonl"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+    ]
+
+
+def _grams(text: str, n: int = 6) -> set[tuple[str, ...]]:
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+
+
+def _texts(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _texts(v)]
+    if isinstance(value, list):
+        return [t for v in value for t in _texts(v)]
+    return []
+
+
+def test_every_group_has_the_eight_kinds_and_labels_follow_kinds() -> None:
+    rows = _rows()
+    assert len(rows) >= 2000
+    groups: dict[tuple[str, int], list[dict]] = {}
+    for r in rows:
+        assert set(r) == {"premise", "hypothesis", "label", "kind", "group", "file"}
+        assert r["label"] == KIND_LABEL[r["kind"]], r
+        groups.setdefault((r["file"], r["group"]), []).append(r)
+    for key, members in groups.items():
+        kinds = Counter(m["kind"] for m in members)
+        assert len(members) == 8, key
+        assert len({m["premise"] for m in members}) == 1, key
+        # the small-edit twins: a synonym (entailed) beside a contrasting word (contradicted)
+        assert kinds["near_same"] == kinds["near_diff"] == 1, key
+        assert kinds["neg_entail"] + kinds["neg_contra"] == 1, key
+
+
+def test_no_cue_gives_away_the_label() -> None:
+    rows = _rows()
+    overall = Counter(r["label"] for r in rows)
+    neg = re.compile(r"\b(?:not|no|never|none|neither|nobody|cannot)\b|n't\b", re.I)
+    negated = [r for r in rows if neg.search(r["hypothesis"]) and not neg.search(r["premise"])]
+    shares = Counter(r["label"] for r in negated)
+    assert len(negated) >= 100
+    for label in overall:
+        gap = abs(shares[label] / len(negated) - overall[label] / len(rows))
+        assert gap < 0.20, (label, gap)
+
+
+def test_no_text_of_an_evaluation_set_is_in_the_pairs() -> None:
+    bench = ROOT / "benchmarks" / "data"
+    sealed = {"necessity_test.jsonl", "contrast_dev.jsonl"}
+    owner: dict[tuple[str, ...], set[str]] = {}
+    for path in bench.glob("*.jsonl"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            for text in _texts(json.loads(line)):
+                for g in _grams(text):
+                    owner.setdefault(g, set()).add(path.name)
+    groups: dict[tuple[str, int], set[tuple[str, ...]]] = {}
+    for r in _rows():
+        seen = groups.setdefault((r["file"], r["group"]), set())
+        seen |= _grams(r["premise"]) | _grams(r["hypothesis"])
+    for key, grams in groups.items():
+        shared = grams & owner.keys()
+        assert len(shared) < 4, (key, sorted(shared)[:3])
+        assert not {s for g in shared for s in owner[g]} & sealed, key
+
+
+def test_mix_is_split_by_chunk_and_packs_the_chunk_among_other_domains() -> None:
+    rows = read_written(WRITTEN)
+    dev = {p.premise for _, p in rows if in_dev(p.premise)}
+    assert 0.08 < len(dev) / len({p.premise for _, p in rows}) < 0.25
+    import random
+
+    sample = rows[:40] + rows[-40:]
+    out = packed(sample, random.Random(3))
+    assert len(out) == len(sample)
+    for (domain, p), q in zip(sample, out, strict=True):
+        chunks = q.premise.split("\n")
+        assert p.premise in chunks and 2 <= len(chunks) <= 3
+        assert (q.hypothesis, q.label) == (p.hypothesis, p.label)
+        others = [c for c in chunks if c != p.premise]
+        assert all(c not in {x.premise for d, x in sample if d == domain} for c in others)
+
+
+def test_build_is_deterministic(tmp_path: Path) -> None:
+    script = ROOT / "scripts" / "build_written_mix.py"
+    outs = []
+    for name in ("a", "b"):
+        subprocess.run(
+            [sys.executable, str(script), "--out", str(tmp_path / name)],
+            check=True,
+            capture_output=True,
+        )
+        outs.append(read_jsonl_gz(tmp_path / name / "v3_train.jsonl.gz"))
+    train = outs[0]
+    dev = read_jsonl_gz(tmp_path / "a" / "v3_dev.jsonl.gz")
+    assert outs[0] == outs[1]
+    assert {p.premise for p in train if p.source.startswith("written:")}.isdisjoint(
+        p.premise for p in dev if p.source.startswith("written:")
+    )
+    assert any(p.source.startswith("written-packed:") for p in train)
