@@ -9,6 +9,7 @@ order they were passed in.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
@@ -27,7 +28,16 @@ from .bindings import (
 from .citations import Citations, check_base, resolve
 from .claims import Segment, read_with_question, split_claims
 from .contexts import canonical_order
-from .grounding import Amount, computed, holding, rivals, substitute, unstated
+from .grounding import (
+    Amount,
+    amounts,
+    computed,
+    holding,
+    rivals,
+    same_amount,
+    substitute,
+    unstated,
+)
 from .masking import as_written, difference, masked
 from .minimal_set import MinimalSet
 from .oracle import Scores, Verdict
@@ -40,6 +50,10 @@ from .scoring import Check, Plan, _Tally
 #: the share of a claim's content words that a culprit's sentence must have (with check_bindings);
 #: chosen on the dev sets, where no right culprit fell under it (docs/engine.md, "Who contradicts")
 CULPRIT_SHARE = 1 / 3
+
+
+# a clause that draws a consequence from what precedes it: "…, so …", "…, which gives …"
+_CONSEQUENCE = re.compile(r",\s*(?:so|which|meaning|making|giving)\b(?! that)", re.IGNORECASE)
 
 
 class Judged(NamedTuple):
@@ -355,13 +369,19 @@ class PlanRounds(MinimalSet, GraphAssembly):
     @staticmethod
     def _probes(check: Check, missing: Sequence[Amount]) -> list[tuple[str, Amount]]:
         """The claim with each amount its premise does not state replaced by each of the
-        premise's amounts of that kind (``(claim, the amount put in)``)."""
+        premise's amounts of that kind (``(claim, the amount put in)``), but by none the claim
+        states itself before a consequence ("25 pounds per player ..., so a team of four pays
+        100 pounds": its amount is worked out from that one)."""
         premise, claim = check
+        own = amounts(claim)
         return [
             (substitute(claim, a, r), r)
             for a in missing
             if not difference(claim, a)  # no amount of the evidence is a difference
             for r in rivals(a, premise.text, claim=claim)
+            if not any(
+                same_amount(q, r) and _CONSEQUENCE.search(claim, q.end, a.start) for q in own
+            )
         ]
 
     @staticmethod

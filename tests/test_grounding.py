@@ -328,6 +328,34 @@ def test_engine_contradicts_a_claim_the_evidence_states_with_another_amount() ->
     assert blind.verifier.check_amounts is False
 
 
+@pytest.mark.parametrize(
+    ("answer", "status"),
+    [
+        # worked out from the claim's own 25 pounds: not the evidence's 25 written wrongly
+        (
+            "Ice fees are 25 pounds per player, so a team of four pays 100 pounds a game.",
+            "unsupported",
+        ),
+        (
+            "Ice fees are 25 pounds per player, which for a team of four is 100 pounds a game.",
+            "unsupported",
+        ),
+        # the same 25 pounds given to another thing: the evidence's 25 is the rival
+        ("Ice fees are 25 pounds per player, and a guest pays 100 pounds a game.", "contradicted"),
+    ],
+)
+def test_no_probe_puts_back_an_amount_the_claim_draws_a_consequence_from(
+    answer: str, status: str
+) -> None:
+    contexts = [
+        "Ice fees are 25 pounds per player per game; a team of four players pays them.",
+        "A guest pays 25 pounds a game.",
+    ]
+    claim = claim_of(NecessityEngine(NumberBlindOracle()).evaluate(answer, contexts), answer)
+    assert claim.status == status
+    assert claim.unstated_amounts == ["100 pounds"]
+
+
 def test_engine_never_supports_an_amount_nowhere_stated() -> None:
     answer = "Checked bags may weigh up to 23 pounds."
     eng = NecessityEngine(NumberBlindOracle()).evaluate(answer, ["Checked bags may weigh 23 kg."])
