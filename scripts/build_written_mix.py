@@ -1,6 +1,6 @@
 """Build a continuation mix from hand-written pairs (``scripts/data/written_pairs/``)::
 
-    python scripts/build_written_mix.py --out runs/wmix --base-mix runs/topic --base-share 0.5
+    python scripts/build_written_mix.py --out runs/wmix --base-mix runs/topic --base-share 0.4
 
 The written pairs are RAG-shaped: a documentation-style chunk and eight claims about it, in an
 answer's words (a reworded fact, a fact in another form, a near copy with a synonym and its twin
@@ -65,10 +65,13 @@ def packed(rows: list[tuple[str, Pair]], rng: random.Random) -> list[Pair]:
         chunks = by_domain.setdefault(domain, [])
         if not chunks or chunks[-1] != p.premise:
             chunks.append(p.premise)
+    others = {
+        domain: [c for d, cs in sorted(by_domain.items()) if d != domain for c in cs]
+        for domain in by_domain
+    }
     out = []
     for domain, p in rows:
-        others = [c for d, cs in sorted(by_domain.items()) if d != domain for c in cs]
-        chunks = rng.sample(others, rng.choice((1, 2)))
+        chunks = rng.sample(others[domain], rng.choice((1, 2)))
         chunks.insert(rng.randrange(len(chunks) + 1), p.premise)
         out.append(Pair("\n".join(chunks), p.hypothesis, p.label, f"written-packed:{p.source}"))
     return out

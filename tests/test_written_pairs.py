@@ -5,6 +5,7 @@ no text leaks from the evaluation sets, and the mix is split by chunk and determ
 from __future__ import annotations
 
 import json
+import random
 import re
 import subprocess
 import sys
@@ -109,8 +110,6 @@ def test_mix_is_split_by_chunk_and_packs_the_chunk_among_other_domains() -> None
     rows = read_written(WRITTEN)
     dev = {p.premise for _, p in rows if in_dev(p.premise)}
     assert 0.08 < len(dev) / len({p.premise for _, p in rows}) < 0.25
-    import random
-
     sample = rows[:40] + rows[-40:]
     out = packed(sample, random.Random(3))
     assert len(out) == len(sample)
