@@ -11,6 +11,8 @@ Prints one markdown table:
 * ConTRoL (long passages, evaluation only): 3-way accuracy, premise truncated at max length;
 * QAGS (summary sentences vs articles, evaluation only): AUROC and balanced accuracy of
   'supported' with the same premise windowing as SummaC;
+* the hand-written RAG-shaped pairs' dev split (``--written``, built by
+  ``scripts/build_written_mix.py``): 3-way accuracy of the engine's verdicts at τ / τ_c, AUROC;
 * RTE dev: 2-way accuracy with the engine's rule (supported iff p_entail >= τ and
   p_entail > p_contra), AUROC;
 * SICK (evaluation only, non-commercial licence): 3-way accuracy, AUROC;
@@ -74,6 +76,7 @@ class Verifier:
         self.model = model.to(device)
         cfg = self.model.config
         self.tau = float(getattr(cfg, "ene_threshold", 0.5))
+        self.tau_c = float(getattr(cfg, "ene_contradiction_threshold", 0.5))
         self.max_length = int(getattr(cfg, "ene_max_length", 256))
         names = {i: str(n).lower() for i, n in cfg.id2label.items()}
         self.order = [
@@ -104,6 +107,10 @@ class Verifier:
 
     def supported(self, probs: np.ndarray) -> np.ndarray:
         return (probs[:, 0] >= self.tau) & (probs[:, 0] > probs[:, 2])
+
+    def verdicts(self, probs: np.ndarray) -> np.ndarray:
+        """0 supported, 2 contradicted (p_contra >= τ_c), else 1: the engine's fail-closed rule."""
+        return np.where(self.supported(probs), 0, np.where(probs[:, 2] >= self.tau_c, 2, 1))
 
 
 def _auroc(gold: np.ndarray, score: np.ndarray) -> float | None:
@@ -145,6 +152,22 @@ def eval_three_way(
     gold = np.array([LABELS[r["label"]] for r in rows])
     return Row(
         name, len(rows), float((probs.argmax(-1) == gold).mean()), _auroc(gold == 0, probs[:, 0])
+    )
+
+
+def eval_written(v: Verifier, path: Path, limit: int | None = None) -> Row:
+    """The hand-written pairs' dev split (``scripts/build_written_mix.py`` writes
+    ``written_dev.jsonl.gz``): 3-way accuracy of the engine's verdicts at τ / τ_c."""
+    rows = _read_jsonl_any(path)[:limit]
+    probs = v.probs([r["premise"] for r in rows], [r["hypothesis"] for r in rows])
+    gold = np.array([int(r["label"]) for r in rows])
+    acc = float((v.verdicts(probs) == gold).mean())
+    return Row(
+        "Hand-written RAG-shaped pairs, dev split (3-way)",
+        len(rows),
+        acc,
+        _auroc(gold == 0, probs[:, 0]),
+        f"verdicts at τ={v.tau:.2f} / τ_c={v.tau_c:.2f}",
     )
 
 
@@ -337,13 +360,20 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
         "--skip",
         nargs="*",
         default=[],
-        help="names to skip: snli mnli recipe control qags rte sick summac hotpot engine speed",
+        help="names to skip: snli mnli recipe control qags rte written sick summac hotpot engine"
+        " speed",
     )
     ap.add_argument("--limit", type=int, default=None, help="first N examples per set (smoke)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--device", default="cpu")
     ap.add_argument(
         "--pairs", type=Path, default=ROOT / "runs" / "data", help="data recipe output (MNLI dev)"
+    )
+    ap.add_argument(
+        "--written",
+        type=Path,
+        default=ROOT / "runs" / "wmix" / "written_dev.jsonl.gz",
+        help="the hand-written pairs' dev split (scripts/build_written_mix.py --out runs/wmix)",
     )
     args = ap.parse_args(argv)
     v = Verifier(args.model, threads=args.threads, device=args.device)
@@ -396,6 +426,7 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
         lambda p: eval_three_way(v, p, "SNLI test subset (3-way)", lim),
     )
     run("rte", d / "nli" / "rte_dev.jsonl", lambda p: eval_rte(v, p, lim))
+    run("written", args.written, lambda p: eval_written(v, p, lim))
     run(
         "sick",
         d / "nli" / "sick.jsonl",
