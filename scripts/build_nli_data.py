@@ -366,10 +366,10 @@ GENERATED_FROM = {"mnli": 6000, "snli": 2500, "conjnli": 3000, "fever": 800, "sc
 DEV_FRACTION = 0.04
 
 
-def _in_dev(text: str, seed: int) -> bool:
+def _in_dev(text: str, seed: int, fraction: float = DEV_FRACTION) -> bool:
     """Deterministic premise-grouped dev split (same premise, same side)."""
     h = hashlib.sha1(f"{seed}:{normalise(text)}".encode()).digest()
-    return int.from_bytes(h[:4], "big") / 2**32 < DEV_FRACTION
+    return int.from_bytes(h[:4], "big") / 2**32 < fraction
 
 
 def generated(

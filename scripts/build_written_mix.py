@@ -3,9 +3,11 @@
     python scripts/build_written_mix.py --out runs/wmix --base-mix runs/topic --base-share 0.4
 
 The written pairs are RAG-shaped: a documentation-style chunk and eight claims about it, in an
-answer's words (a reworded fact, a fact in another form, a near copy with a synonym and its twin
-with a contrasting word, a reworded contradiction, a negated claim under either label, two
-same-topic neutrals). Each pair is used twice: against its own chunk, and against its chunk
+answer's words. The first set (products … workplace) has a reworded fact, a fact in another form,
+a near copy with a synonym and its twin with a contrasting word, a reworded contradiction, a
+negated claim under either label and two same-topic neutrals; the second (education … sport) has a
+negation rewording, a hedged fact, two facts joined, a condition restated (each beside its
+contradicting twin) and a true fact with an unstated detail added. Each pair is used twice: against its own chunk, and against its chunk
 packed between chunks of other domains (the engine reads a claim against every chunk at once).
 Premises are split into train and dev by a hash of the chunk, so no chunk is in both. With
 ``--base-mix`` the earlier mix (``v3_train`` / ``v3_dev``) is sampled in beside them, so the
@@ -17,7 +19,6 @@ continuation keeps what that mix taught. Writes ``v3_train.jsonl.gz`` / ``v3_dev
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import random
 import sys
@@ -26,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from build_nli_data import read_jsonl_gz, write_jsonl_gz
+from build_nli_data import _in_dev, read_jsonl_gz, write_jsonl_gz
 from synth_nli import LABEL_IDS, Pair
 
 WRITTEN = Path(__file__).resolve().parent / "data" / "written_pairs"
@@ -49,9 +50,9 @@ def read_written(folder: Path) -> list[tuple[str, Pair]]:
     return rows
 
 
-def in_dev(premise: str) -> bool:
-    digest = hashlib.sha1(premise.encode("utf-8")).digest()
-    return digest[0] / 256 < DEV_SHARE
+def in_dev(premise: str, seed: int = 13) -> bool:
+    """The recipe's premise-grouped split, at :data:`DEV_SHARE`."""
+    return _in_dev(premise, seed, DEV_SHARE)
 
 
 def tagged(rows: list[tuple[str, Pair]]) -> list[Pair]:
@@ -89,8 +90,8 @@ def main() -> None:
     args = ap.parse_args()
     rng = random.Random(args.seed)
     rows = read_written(args.written)
-    split = {"train": [r for r in rows if not in_dev(r[1].premise)]}
-    split["dev"] = [r for r in rows if in_dev(r[1].premise)]
+    split = {"train": [r for r in rows if not in_dev(r[1].premise, args.seed)]}
+    split["dev"] = [r for r in rows if in_dev(r[1].premise, args.seed)]
     args.out.mkdir(parents=True, exist_ok=True)
     write_jsonl_gz(tagged(split["dev"]), args.out / "written_dev.jsonl.gz")
     for name, part in split.items():

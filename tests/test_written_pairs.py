@@ -32,6 +32,25 @@ KIND_LABEL = {
     "neg_contra": "contradiction",
     "same_topic": "neutral",
     "neutral_form": "neutral",
+    # the second set (2026-11-27): negation, hedges, joined facts and conditions, each twinned
+    "neg_para": "entailment",
+    "hedged": "entailment",
+    "joined": "entailment",
+    "condition_para": "entailment",
+    "neg_para_contra": "contradiction",
+    "joined_contra": "contradiction",
+    "condition_contra": "contradiction",
+    "extra_detail": "neutral",
+}
+SECOND_SET = {
+    "neg_para",
+    "neg_para_contra",
+    "hedged",
+    "extra_detail",
+    "joined",
+    "joined_contra",
+    "condition_para",
+    "condition_contra",
 }
 
 
@@ -58,9 +77,9 @@ def _texts(value: object) -> list[str]:
     return []
 
 
-def test_every_group_has_the_eight_kinds_and_labels_follow_kinds() -> None:
+def test_every_group_has_its_eight_kinds_and_labels_follow_kinds() -> None:
     rows = _rows()
-    assert len(rows) >= 2000
+    assert len(rows) >= 4000
     groups: dict[tuple[str, int], list[dict]] = {}
     for r in rows:
         assert set(r) == {"premise", "hypothesis", "label", "kind", "group", "file"}
@@ -70,6 +89,10 @@ def test_every_group_has_the_eight_kinds_and_labels_follow_kinds() -> None:
         kinds = Counter(m["kind"] for m in members)
         assert len(members) == 8, key
         assert len({m["premise"] for m in members}) == 1, key
+        if set(kinds) <= SECOND_SET:
+            # each kind once: every entailed kind beside its contradicting twin
+            assert set(kinds) == SECOND_SET, key
+            continue
         # the small-edit twins: a synonym (entailed) beside a contrasting word (contradicted)
         assert kinds["near_same"] == kinds["near_diff"] == 1, key
         assert kinds["neg_entail"] + kinds["neg_contra"] == 1, key
