@@ -11,7 +11,8 @@ contradicting twin) and a true fact with an unstated detail added. Each pair is 
 packed between chunks of other domains (the engine reads a claim against every chunk at once).
 Premises are split into train and dev by a hash of the chunk, so no chunk is in both. With
 ``--base-mix`` the earlier mix (``v3_train`` / ``v3_dev``) is sampled in beside them, so the
-continuation keeps what that mix taught. Writes ``v3_train.jsonl.gz`` / ``v3_dev.jsonl.gz``
+continuation keeps what that mix taught. With ``--two-way-contradictions`` the written
+contradictions are trained as 2-way "not entailment" (run Y; the dev split keeps 3 labels). Writes ``v3_train.jsonl.gz`` / ``v3_dev.jsonl.gz``
 (the names ``scripts/train_default_verifier.py --mix`` reads) and ``written_dev.jsonl.gz``
 (the written dev pairs alone, unpacked).
 """
@@ -23,12 +24,13 @@ import json
 import random
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from build_nli_data import _in_dev, read_jsonl_gz, write_jsonl_gz
-from synth_nli import LABEL_IDS, Pair
+from synth_nli import CONTRADICTION, LABEL_IDS, NOT_ENTAILMENT, Pair
 
 WRITTEN = Path(__file__).resolve().parent / "data" / "written_pairs"
 DEV_SHARE = 0.15
@@ -59,6 +61,14 @@ def tagged(rows: list[tuple[str, Pair]]) -> list[Pair]:
     return [Pair(p.premise, p.hypothesis, p.label, f"written:{p.source}") for _, p in rows]
 
 
+def two_way(rows: list[tuple[str, Pair]]) -> list[tuple[str, Pair]]:
+    """Contradictions as 2-way 'not entailment': they teach what is not entailed, and leave
+    which of neutral or contradicted it is to the recipe."""
+    return [
+        (d, replace(p, label=NOT_ENTAILMENT) if p.label == CONTRADICTION else p) for d, p in rows
+    ]
+
+
 def packed(rows: list[tuple[str, Pair]], rng: random.Random) -> list[Pair]:
     """Each pair again, its chunk packed at a random place among 1-2 chunks of other domains."""
     by_domain: dict[str, list[str]] = {}
@@ -86,12 +96,19 @@ def main() -> None:
     ap.add_argument(
         "--base-share", type=float, default=0.5, help="share of the new mix from --base-mix"
     )
+    ap.add_argument(
+        "--two-way-contradictions",
+        action="store_true",
+        help="train on the written contradictions as 'not entailment' (dev keeps 3-way labels)",
+    )
     ap.add_argument("--seed", type=int, default=13)
     args = ap.parse_args()
     rng = random.Random(args.seed)
     rows = read_written(args.written)
     split = {"train": [r for r in rows if not in_dev(r[1].premise, args.seed)]}
     split["dev"] = [r for r in rows if in_dev(r[1].premise, args.seed)]
+    if args.two_way_contradictions:
+        split["train"] = two_way(split["train"])
     args.out.mkdir(parents=True, exist_ok=True)
     write_jsonl_gz(tagged(split["dev"]), args.out / "written_dev.jsonl.gz")
     for name, part in split.items():

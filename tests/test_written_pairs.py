@@ -20,7 +20,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 pytest.importorskip("pysbd")
 
 from build_nli_data import read_jsonl_gz  # noqa: E402
-from build_written_mix import WRITTEN, in_dev, packed, read_written  # noqa: E402
+from build_written_mix import WRITTEN, in_dev, packed, read_written, two_way  # noqa: E402
+from synth_nli import CONTRADICTION, NOT_ENTAILMENT  # noqa: E402
 
 KIND_LABEL = {
     "para": "entailment",
@@ -161,3 +162,16 @@ def test_build_is_deterministic(tmp_path: Path) -> None:
         p.premise for p in dev if p.source.startswith("written:")
     )
     assert any(p.source.startswith("written-packed:") for p in train)
+
+
+def test_two_way_turns_only_the_contradictions_into_not_entailment() -> None:
+    rows = read_written(WRITTEN)[:200]
+    out = two_way(rows)
+    assert [d for d, _ in out] == [d for d, _ in rows]
+    assert {p.label for _, p in rows} >= {CONTRADICTION} and NOT_ENTAILMENT not in {
+        p.label for _, p in rows
+    }
+    for (_, before), (_, after) in zip(rows, out, strict=True):
+        want = NOT_ENTAILMENT if before.label == CONTRADICTION else before.label
+        assert after.label == want
+        assert (after.premise, after.hypothesis) == (before.premise, before.hypothesis)
