@@ -352,6 +352,8 @@ def train(
     train_pairs = splits.train
     if cfg.max_train_pairs:
         train_pairs = train_pairs[: cfg.max_train_pairs]
+    if teacher is not None:  # pairs only a teacher can label, on the recipe's side of the mix
+        train_pairs = train_pairs + load_extra(pairs_dir)
     mix_train, mix_dev = load_mix(mix_dir)
     splits.calib = splits.calib + mix_dev
     n_recipe = len(train_pairs)
@@ -378,8 +380,6 @@ def train(
     calib_enc = encode(tokenizer, splits.calib, cfg.max_length)
     soft: torch.Tensor | None = None
     if teacher is not None:
-        train_pairs = train_pairs + load_extra(pairs_dir)
-        enc = encode(tokenizer, train_pairs, cfg.max_length)
         t_model, t_tok = load_model(teacher)
         t_model.to(device)
         t_soft = predict(t_model, encode(t_tok, train_pairs, cfg.max_length), t_tok.pad_token_id)
