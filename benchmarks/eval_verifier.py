@@ -51,6 +51,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from synth_nli import pack_premise, question_to_claim, split_sentences  # noqa: E402
 
+from ene_core.oracle import Scores, decide  # noqa: E402
+
 DEFAULT_MODEL = ROOT / "ene_core" / "models" / "ene-nli-mini"
 LABELS = {"entailment": 0, "neutral": 1, "contradiction": 2}
 HOTPOT_EVAL_QUESTIONS = range(60, 100)
@@ -109,8 +111,11 @@ class Verifier:
         return (probs[:, 0] >= self.tau) & (probs[:, 0] > probs[:, 2])
 
     def verdicts(self, probs: np.ndarray) -> np.ndarray:
-        """0 supported, 2 contradicted (p_contra >= τ_c), else 1: the engine's fail-closed rule."""
-        return np.where(self.supported(probs), 0, np.where(probs[:, 2] >= self.tau_c, 2, 1))
+        """0 supported, 1 unsupported, 2 contradicted: the engine's rule (:func:`decide`)."""
+        code = {"supported": 0, "unsupported": 1, "contradicted": 2}
+        return np.array(
+            [code[decide(Scores(float(p[0]), float(p[2])), self.tau, self.tau_c)] for p in probs]
+        )
 
 
 def _auroc(gold: np.ndarray, score: np.ndarray) -> float | None:
