@@ -106,8 +106,11 @@ def main() -> None:
     args = ap.parse_args()
     rng = random.Random(args.seed)
     rows = read_written(args.written)
-    split = {"train": [r for r in rows if not in_dev(r[1].premise, args.seed)]}
-    split["dev"] = [r for r in rows if in_dev(r[1].premise, args.seed)]
+    dev = [in_dev(p.premise, args.seed) for _, p in rows]
+    split = {
+        "train": [r for r, d in zip(rows, dev, strict=True) if not d],
+        "dev": [r for r, d in zip(rows, dev, strict=True) if d],
+    }
     if args.two_way_contradictions:
         split["train"] = two_way(split["train"])
     args.out.mkdir(parents=True, exist_ok=True)

@@ -17,11 +17,12 @@ student=(--epochs 3 --batch-size 64 --lr 6e-5 --max-length 256 --threads 8)
 base=(); [ -n "$MINILM" ] && base=(--base "$MINILM")
 mix=(); [ -n "${MIX:-}" ] && mix=(--mix "$MIX")
 mkdir -p "$OUT"
-python3 "$here/train_default_verifier.py" --pairs "$PAIRS" "${mix[@]}" "${base[@]}" "${student[@]}" \
-    --out "$OUT/student-direct" --summary "$OUT/student-direct.json" &
+python3 "$here/train_default_verifier.py" --pairs "$PAIRS" "${mix[@]}" "${base[@]}" \
+    "${student[@]}" --out "$OUT/student-direct" --summary "$OUT/student-direct.json" &
 python3 "$here/train_default_verifier.py" --pairs "$PAIRS" "${mix[@]}" --base "$MPNET" --epochs 2 \
     --batch-size 64 --lr 3e-5 --max-length 256 --threads 8 \
     --out "$OUT/teacher" --summary "$OUT/teacher.json"
-python3 "$here/train_default_verifier.py" --pairs "$PAIRS" "${mix[@]}" --teacher "$OUT/teacher" "${base[@]}" \
-    "${student[@]}" --out "$OUT/student-distilled" --summary "$OUT/student-distilled.json"
+python3 "$here/train_default_verifier.py" --pairs "$PAIRS" "${mix[@]}" --teacher "$OUT/teacher" \
+    "${base[@]}" "${student[@]}" --out "$OUT/student-distilled" \
+    --summary "$OUT/student-distilled.json"
 wait

@@ -23,6 +23,18 @@ from build_nli_data import read_jsonl_gz  # noqa: E402
 from build_written_mix import WRITTEN, in_dev, packed, read_written, two_way  # noqa: E402
 from synth_nli import CONTRADICTION, NOT_ENTAILMENT  # noqa: E402
 
+# the second set (2026-11-27): negation, hedges, joined facts and conditions, each twinned
+SECOND_SET_LABEL = {
+    "neg_para": "entailment",
+    "hedged": "entailment",
+    "joined": "entailment",
+    "condition_para": "entailment",
+    "neg_para_contra": "contradiction",
+    "joined_contra": "contradiction",
+    "condition_contra": "contradiction",
+    "extra_detail": "neutral",
+}
+SECOND_SET = set(SECOND_SET_LABEL)
 KIND_LABEL = {
     "para": "entailment",
     "para_form": "entailment",
@@ -33,25 +45,7 @@ KIND_LABEL = {
     "neg_contra": "contradiction",
     "same_topic": "neutral",
     "neutral_form": "neutral",
-    # the second set (2026-11-27): negation, hedges, joined facts and conditions, each twinned
-    "neg_para": "entailment",
-    "hedged": "entailment",
-    "joined": "entailment",
-    "condition_para": "entailment",
-    "neg_para_contra": "contradiction",
-    "joined_contra": "contradiction",
-    "condition_contra": "contradiction",
-    "extra_detail": "neutral",
-}
-SECOND_SET = {
-    "neg_para",
-    "neg_para_contra",
-    "hedged",
-    "extra_detail",
-    "joined",
-    "joined_contra",
-    "condition_para",
-    "condition_contra",
+    **SECOND_SET_LABEL,
 }
 
 
