@@ -366,14 +366,20 @@ def two_call_agent(index: VectorStoreIndex) -> FunctionAgent:
 
 
 def calls_of(output: AgentOutput) -> list[ToolCallResult]:
+    """The tool results in the output's order: parallel calls finish in any order."""
     return [t for t in output.tool_calls if isinstance(t, ToolCallResult)]
 
 
-def sources(output: AgentOutput) -> list[list[str]]:
-    return [
-        [n.node.get_content() for n in c.tool_output.raw_output.source_nodes]
+def call(output: AgentOutput, tool_id: str) -> ToolCallResult:
+    return next(c for c in calls_of(output) if c.tool_id == tool_id)
+
+
+def sources(output: AgentOutput) -> dict[str, list[str]]:
+    """Each tool call's source texts, by call id."""
+    return {
+        c.tool_id: [n.node.get_content() for n in c.tool_output.raw_output.source_nodes]
         for c in calls_of(output)
-    ]
+    }
 
 
 def agent_snapshot(output: AgentOutput) -> str:
@@ -391,17 +397,21 @@ def agent_snapshot(output: AgentOutput) -> str:
 
 async def test_prune_agent_output_down_to_the_chunks_via_the_linked_engs(index, handler) -> None:
     output = await two_call_agent(index).run(user_msg=TOWER)
-    assert str(output) == DOCS[1] and [c.tool_id for c in calls_of(output)] == ["call-1", "call-2"]
+    assert str(output) == DOCS[1] and sorted(c.tool_id for c in calls_of(output)) == [
+        "call-1",
+        "call-2",
+    ]
     before = agent_snapshot(output)
-    assert [sorted(s) for s in sources(output)] == [sorted(DOCS)] * 2
+    assert {k: sorted(v) for k, v in sources(output).items()} == dict.fromkeys(
+        ("call-1", "call-2"), sorted(DOCS)
+    )
     pruned = eli.prune_unused(output)
     assert agent_snapshot(output) == before  # the original is untouched
     assert isinstance(pruned, AgentOutput) and pruned is not output and str(pruned) == DOCS[1]
     assert [(c.tool_id, c.tool_output.content) for c in calls_of(pruned)] == [
-        ("call-1", DOCS[1]),
-        ("call-2", DOCS[0]),
-    ]  # every tool call stays, with what the model read
-    assert sources(pruned) == [[DOCS[1]], []]
+        (c.tool_id, {"call-1": DOCS[1], "call-2": DOCS[0]}[c.tool_id]) for c in calls_of(output)
+    ]  # every tool call stays, in its place, with what the model read
+    assert sources(pruned) == {"call-1": [DOCS[1]], "call-2": []}
     eng = handler.result(output).eng
     info = pruned.metadata["ene_pruning"]
     assert pruned.metadata["ene"] is eng and handler.request_id(pruned) == handler.request_id(
@@ -409,13 +419,13 @@ async def test_prune_agent_output_down_to_the_chunks_via_the_linked_engs(index, 
     )
     assert info["kept"] == ["call-1"] and info["dropped"] == ["call-2"]
     inner = handler.linked(output)
-    raw = calls_of(pruned)[0].tool_output.raw_output
+    raw = call(pruned, "call-1").tool_output.raw_output
     assert raw.metadata["ene"] is inner["call-1"].eng  # the linked inner ENG decided
     assert info["sources"]["call-1"] == {
         "kept": [n.node.node_id for n in raw.source_nodes],
         "dropped": [c.id for c in inner["call-1"].eng.contexts if not c.used],
     }
-    dropped = calls_of(pruned)[1].tool_output.raw_output
+    dropped = call(pruned, "call-2").tool_output.raw_output
     assert len(info["sources"]["call-2"]["dropped"]) == 4
     assert dropped.metadata["ene_pruning"]["tokens_saved"] == sum(
         c.tokens for c in inner["call-2"].eng.contexts
@@ -431,13 +441,17 @@ async def test_aprune_agent_output_without_a_handler_evaluates_both_levels(
     before = agent_snapshot(output)
     pruned = await eli.aprune_unused(output, engine=keyword_engine, question=TOWER)
     assert agent_snapshot(output) == before
-    assert sources(pruned) == [[DOCS[1]], []]
+    assert sources(pruned) == {"call-1": [DOCS[1]], "call-2": []}
     eng = pruned.metadata["ene"]
     assert (
         eng.answer == DOCS[1] and eng.question == TOWER and "ene_request_id" not in pruned.metadata
     )
-    assert [c.id for c in eng.contexts] == ["call-1", "call-2"] and texts(eng) == [DOCS[1], DOCS[0]]
-    kept_raw, dropped_raw = (c.tool_output.raw_output for c in calls_of(pruned))
+    assert [c.id for c in eng.contexts] == [c.tool_id for c in calls_of(output)]
+    assert dict(zip([c.id for c in eng.contexts], texts(eng), strict=True)) == {
+        "call-1": DOCS[1],
+        "call-2": DOCS[0],
+    }
+    kept_raw, dropped_raw = (call(pruned, i).tool_output.raw_output for i in ("call-1", "call-2"))
     assert kept_raw.metadata["ene"].question == TOWER  # the tool's input was the inner question
     assert dropped_raw.metadata["ene_pruning"]["tokens_saved"] > 0
     assert dropped_raw.metadata["ene_pruning"]["reason"].startswith("the agent's answer did not")
@@ -450,9 +464,12 @@ async def test_prune_agent_output_fails_safe(index) -> None:
         pruned = eli.prune_unused(output, engine=broken)
     finally:
         broken.close()
-    assert [sorted(s) for s in sources(pruned)] == [sorted(DOCS)] * 2  # nothing dropped anywhere
+    assert {k: sorted(v) for k, v in sources(pruned).items()} == dict.fromkeys(
+        ("call-1", "call-2"), sorted(DOCS)
+    )  # nothing dropped anywhere
     info = pruned.metadata["ene_pruning"]
-    assert info["kept"] == ["call-1", "call-2"] and "verifier is down" in info["reason"]
+    assert info["kept"] == [c.tool_id for c in calls_of(output)]
+    assert sorted(info["kept"]) == ["call-1", "call-2"] and "verifier is down" in info["reason"]
     assert "ene" not in pruned.metadata
     llm = MockFunctionCallingLLM(
         response_generator=lambda messages, **kw: ChatMessage(role="assistant", content="Hello.")
