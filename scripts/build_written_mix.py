@@ -3,19 +3,21 @@
     python scripts/build_written_mix.py --out runs/wmix --base-mix runs/topic --base-share 0.4
 
 The written pairs are RAG-shaped: a documentation-style chunk and eight claims about it, in an
-answer's words. The first set (products ... workplace) has a reworded fact, a fact in another
-form, a near copy with a synonym and its twin with a contrasting word, a reworded contradiction, a
-negated claim under either label and two same-topic neutrals; the second (education ... sport)
-has a negation rewording, a hedged fact, two facts joined, a condition restated (each beside its
-contradicting twin) and a true fact with an unstated detail added. Each pair is used twice:
-against its own chunk, and against its chunk packed between chunks of other domains (the engine
-reads a claim against every chunk at once). Chunks are split into train and dev by the recipe's
-premise hash, so no chunk is in both. With ``--base-mix`` the earlier mix (``v3_train`` /
-``v3_dev``) is sampled in beside them, so the continuation keeps what that mix taught. With
-``--two-way-contradictions`` the written contradictions are trained as 2-way "not entailment"
-(run Y; the dev split keeps 3 labels). Writes ``v3_train.jsonl.gz`` / ``v3_dev.jsonl.gz`` (the
-names ``scripts/train_default_verifier.py --mix`` reads) and ``written_dev.jsonl.gz`` (the written
-dev pairs alone, unpacked).
+answer's words (eight per chunk; twelve in the third set). The first set (products ... workplace)
+has a reworded fact, a fact in another form, a near copy with a synonym and its twin with a
+contrasting word, a reworded contradiction, a negated claim under either label and two same-topic
+neutrals; the second (education ... sport) has a negation rewording, a hedged fact, two facts
+joined, a condition restated (each beside its contradicting twin) and a true fact with an unstated
+detail added; the third (automotive ... utilities) writes four frames (a negation, a condition, two
+facts joined, a hedge) once per label in the same phrasing, so the claim's wording alone does not
+give its label. Each pair is used twice: against its own chunk, and against its chunk packed
+between chunks of other domains (the engine reads a claim against every chunk at once). Chunks are
+split into train and dev by the recipe's premise hash, so no chunk is in both. With ``--base-mix``
+the earlier mix (``v3_train`` / ``v3_dev``) is sampled in beside them, so the continuation keeps
+what that mix taught. With ``--two-way-contradictions`` the written contradictions are trained as
+2-way "not entailment" (run Y; the dev split keeps 3 labels). Writes ``v3_train.jsonl.gz`` /
+``v3_dev.jsonl.gz`` (the names ``scripts/train_default_verifier.py --mix`` reads) and
+``written_dev.jsonl.gz`` (the written dev pairs alone, unpacked).
 """
 
 from __future__ import annotations

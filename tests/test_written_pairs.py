@@ -35,6 +35,14 @@ SECOND_SET_LABEL = {
     "extra_detail": "neutral",
 }
 SECOND_SET = set(SECOND_SET_LABEL)
+# the third set: four frames, each written once per label in the same phrasing (so the claim's
+# wording alone cannot give the label away)
+THIRD_SET_LABEL = {
+    f"{frame}_{suffix}": label
+    for frame in ("neg", "cond", "join", "hedge")
+    for suffix, label in (("e", "entailment"), ("c", "contradiction"), ("n", "neutral"))
+}
+THIRD_SET = set(THIRD_SET_LABEL)
 KIND_LABEL = {
     "para": "entailment",
     "para_form": "entailment",
@@ -46,6 +54,7 @@ KIND_LABEL = {
     "same_topic": "neutral",
     "neutral_form": "neutral",
     **SECOND_SET_LABEL,
+    **THIRD_SET_LABEL,
 }
 
 
@@ -72,9 +81,9 @@ def _texts(value: object) -> list[str]:
     return []
 
 
-def test_every_group_has_its_eight_kinds_and_labels_follow_kinds() -> None:
+def test_every_group_has_its_kinds_and_labels_follow_kinds() -> None:
     rows = _rows()
-    assert len(rows) >= 4000
+    assert len(rows) >= 6000
     groups: dict[tuple[str, int], list[dict]] = {}
     for r in rows:
         assert set(r) == {"premise", "hypothesis", "label", "kind", "group", "file"}
@@ -82,8 +91,12 @@ def test_every_group_has_its_eight_kinds_and_labels_follow_kinds() -> None:
         groups.setdefault((r["file"], r["group"]), []).append(r)
     for key, members in groups.items():
         kinds = Counter(m["kind"] for m in members)
-        assert len(members) == 8, key
         assert len({m["premise"] for m in members}) == 1, key
+        if set(kinds) <= THIRD_SET:
+            # each frame once per label
+            assert len(members) == 12 and set(kinds) == THIRD_SET, key
+            continue
+        assert len(members) == 8, key
         if set(kinds) <= SECOND_SET:
             # each kind once: every entailed kind beside its contradicting twin
             assert set(kinds) == SECOND_SET, key
