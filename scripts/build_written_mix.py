@@ -2,7 +2,7 @@
 
     python scripts/build_written_mix.py --out runs/wmix --base-mix runs/topic --base-share 0.4
 
-The written pairs are RAG-shaped: a documentation-style chunk and eight claims about it, in an
+The written pairs are RAG-shaped: a documentation-style chunk and claims about it in an
 answer's words (eight per chunk; twelve in the third set). The first set (products ... workplace)
 has a reworded fact, a fact in another form, a near copy with a synonym and its twin with a
 contrasting word, a reworded contradiction, a negated claim under either label and two same-topic
