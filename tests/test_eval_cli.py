@@ -281,7 +281,7 @@ def test_the_output_keeps_its_permissions(tmp_path: Path) -> None:
 def test_sigint_then_resume_finishes_a_real_run_without_duplicates(tmp_path: Path) -> None:
     """A real ``ene eval --resume`` process is interrupted with SIGINT while it writes, then
     the same command finishes it: every request once, in input order, same verdicts."""
-    total = 3000
+    total = 10_000  # long enough (about 15 s) that a loaded machine still interrupts it midway
     items: list[dict | str] = [request(i, with_id=i % 3 != 0) for i in range(total)]
     items[10] = "{bad line"  # reported by both runs, written by neither
     items[11] = request(9, with_id=False)  # an id-less duplicate of line 10 (request 9)
