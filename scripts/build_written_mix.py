@@ -2,20 +2,23 @@
 
     python scripts/build_written_mix.py --out runs/wmix --base-mix runs/topic --base-share 0.4
 
-The written pairs are RAG-shaped: a documentation-style chunk and claims about it in an
-answer's words (eight per chunk; twelve in the third set). The first set (products ... workplace)
-has a reworded fact, a fact in another form, a near copy with a synonym and its twin with a
-contrasting word, a reworded contradiction, a negated claim under either label and two same-topic
-neutrals; the second (education ... sport) has a negation rewording, a hedged fact, two facts
-joined, a condition restated (each beside its contradicting twin) and a true fact with an unstated
-detail added; the third (automotive ... utilities) writes four frames (a negation, a condition, two
-facts joined, a hedge) once per label in the same phrasing, so the claim's wording alone does not
-give its label. Each pair is used twice: against its own chunk, and against its chunk packed
+The written pairs are RAG-shaped: a documentation-style chunk and claims about it in an answer's
+words (eight per chunk; twelve in the third and fourth). The first set (products ... workplace) has
+a reworded fact, a fact in another form, a near copy with a synonym and its twin with a contrasting
+word, a reworded contradiction, a negated claim under either label and two same-topic neutrals; the
+second (education ... sport) has a negation rewording, a hedged fact, two facts joined, a condition
+restated (each beside its contradicting twin) and a true fact with an unstated detail added; the
+third (automotive ... utilities) writes four frames (a negation, a condition, two facts joined, a
+hedge) once per label in the same phrasing, so the claim's wording alone does not give its label;
+the fourth (childcare ... theatre) writes the same way four frames on amounts and binding (an
+amount in another form, a computed consequence, a value bound to one of two parallel entities, a
+limit restated). Each pair is used twice: against its own chunk, and against its chunk packed
 between chunks of other domains (the engine reads a claim against every chunk at once). Chunks are
 split into train and dev by the recipe's premise hash, so no chunk is in both. With ``--base-mix``
 the earlier mix (``v3_train`` / ``v3_dev``) is sampled in beside them, so the continuation keeps
 what that mix taught. With ``--two-way-contradictions`` the written contradictions are trained as
-2-way "not entailment" (run Y; the dev split keeps 3 labels). Writes ``v3_train.jsonl.gz`` /
+2-way "not entailment" (run Y; the dev split keeps 3 labels), and so are the fourth set's binding
+neutrals (a reader may take a chunk's listing as exclusive). Writes ``v3_train.jsonl.gz`` /
 ``v3_dev.jsonl.gz`` (the names ``scripts/train_default_verifier.py --mix`` reads) and
 ``written_dev.jsonl.gz`` (the written dev pairs alone, unpacked).
 """
@@ -64,12 +67,19 @@ def tagged(rows: list[tuple[str, Pair]]) -> list[Pair]:
     return [Pair(p.premise, p.hypothesis, p.label, f"written:{p.source}") for _, p in rows]
 
 
+# neutrals that give one entity what the chunk states for the other: a reader may take the
+# chunk's listing as exclusive (and call them contradicted), so they only teach "not entailed"
+OPEN_NEUTRALS = frozenset({"bind_n"})
+
+
 def two_way(rows: list[tuple[str, Pair]]) -> list[tuple[str, Pair]]:
-    """Contradictions as 2-way 'not entailment': they teach what is not entailed, and leave
-    which of neutral or contradicted it is to the recipe."""
-    return [
-        (d, replace(p, label=NOT_ENTAILMENT) if p.label == CONTRADICTION else p) for d, p in rows
-    ]
+    """Contradictions (and :data:`OPEN_NEUTRALS`) as 2-way 'not entailment': they teach what is
+    not entailed, and leave which of neutral or contradicted it is to the recipe."""
+    return [(d, replace(p, label=NOT_ENTAILMENT) if _open(p) else p) for d, p in rows]
+
+
+def _open(p: Pair) -> bool:
+    return p.label == CONTRADICTION or p.source in OPEN_NEUTRALS
 
 
 def packed(rows: list[tuple[str, Pair]], rng: random.Random) -> list[Pair]:

@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 pytest.importorskip("pysbd")
 
 from build_nli_data import read_jsonl_gz  # noqa: E402
-from build_written_mix import WRITTEN, in_dev, packed, read_written, two_way  # noqa: E402
+from build_written_mix import OPEN_NEUTRALS, WRITTEN, in_dev, packed, read_written, two_way  # noqa: E402
 from synth_nli import CONTRADICTION, NOT_ENTAILMENT  # noqa: E402
 
 # the second set (2026-11-27): negation, hedges, joined facts and conditions, each twinned
@@ -43,6 +43,14 @@ THIRD_SET_LABEL = {
     for suffix, label in (("e", "entailment"), ("c", "contradiction"), ("n", "neutral"))
 }
 THIRD_SET = set(THIRD_SET_LABEL)
+# the fourth set: the same design on amounts (another form, a computed consequence, a limit) and
+# on value binding between parallel entities
+FOURTH_SET_LABEL = {
+    f"{frame}_{suffix}": label
+    for frame in ("unit", "calc", "bind", "bound")
+    for suffix, label in (("e", "entailment"), ("c", "contradiction"), ("n", "neutral"))
+}
+FOURTH_SET = set(FOURTH_SET_LABEL)
 KIND_LABEL = {
     "para": "entailment",
     "para_form": "entailment",
@@ -55,6 +63,7 @@ KIND_LABEL = {
     "neutral_form": "neutral",
     **SECOND_SET_LABEL,
     **THIRD_SET_LABEL,
+    **FOURTH_SET_LABEL,
 }
 
 
@@ -92,18 +101,25 @@ def test_every_group_has_its_kinds_and_labels_follow_kinds() -> None:
     for key, members in groups.items():
         kinds = Counter(m["kind"] for m in members)
         assert len({m["premise"] for m in members}) == 1, key
-        if set(kinds) <= THIRD_SET:
-            # each frame once per label
-            assert len(members) == 12 and set(kinds) == THIRD_SET, key
-            continue
-        assert len(members) == 8, key
-        if set(kinds) <= SECOND_SET:
-            # each kind once: every entailed kind beside its contradicting twin
-            assert set(kinds) == SECOND_SET, key
-            continue
-        # the small-edit twins: a synonym (entailed) beside a contrasting word (contradicted)
-        assert kinds["near_same"] == kinds["near_diff"] == 1, key
-        assert kinds["neg_entail"] + kinds["neg_contra"] == 1, key
+        for frames in (THIRD_SET, FOURTH_SET):
+            if set(kinds) <= frames:
+                # each frame once per label
+                assert len(members) == 12 and set(kinds) == frames, key
+                break
+        else:
+            _check_early_group(key, kinds, len(members))
+
+
+def _check_early_group(key: tuple[str, int], kinds: Counter[str], size: int) -> None:
+    """The first two sets: eight claims per chunk."""
+    assert size == 8, key
+    if set(kinds) <= SECOND_SET:
+        # each kind once: every entailed kind beside its contradicting twin
+        assert set(kinds) == SECOND_SET, key
+        return
+    # the small-edit twins: a synonym (entailed) beside a contrasting word (contradicted)
+    assert kinds["near_same"] == kinds["near_diff"] == 1, key
+    assert kinds["neg_entail"] + kinds["neg_contra"] == 1, key
 
 
 def test_no_cue_gives_away_the_label() -> None:
@@ -171,14 +187,16 @@ def test_build_is_deterministic(tmp_path: Path) -> None:
     assert any(p.source.startswith("written-packed:") for p in train)
 
 
-def test_two_way_turns_only_the_contradictions_into_not_entailment() -> None:
-    rows = read_written(WRITTEN)[:200]
+def test_two_way_turns_only_contradictions_and_open_neutrals_into_not_entailment() -> None:
+    rows = read_written(WRITTEN)
+    rows = rows[:200] + [r for r in rows if r[1].source in OPEN_NEUTRALS][:50]
     out = two_way(rows)
     assert [d for d, _ in out] == [d for d, _ in rows]
     assert {p.label for _, p in rows} >= {CONTRADICTION} and NOT_ENTAILMENT not in {
         p.label for _, p in rows
     }
     for (_, before), (_, after) in zip(rows, out, strict=True):
-        want = NOT_ENTAILMENT if before.label == CONTRADICTION else before.label
+        is_open = before.label == CONTRADICTION or before.source in OPEN_NEUTRALS
+        want = NOT_ENTAILMENT if is_open else before.label
         assert after.label == want
         assert (after.premise, after.hypothesis) == (before.premise, before.hypothesis)
