@@ -35,21 +35,24 @@ SECOND_SET_LABEL = {
     "extra_detail": "neutral",
 }
 SECOND_SET = set(SECOND_SET_LABEL)
+
+
+def _each_frame_once_per_label(*frames: str) -> dict[str, str]:
+    """``{frame}_e`` / ``_c`` / ``_n`` for each frame, with its label."""
+    return {
+        f"{frame}_{suffix}": label
+        for frame in frames
+        for suffix, label in (("e", "entailment"), ("c", "contradiction"), ("n", "neutral"))
+    }
+
+
 # the third set: four frames, each written once per label in the same phrasing (so the claim's
 # wording alone cannot give the label away)
-THIRD_SET_LABEL = {
-    f"{frame}_{suffix}": label
-    for frame in ("neg", "cond", "join", "hedge")
-    for suffix, label in (("e", "entailment"), ("c", "contradiction"), ("n", "neutral"))
-}
+THIRD_SET_LABEL = _each_frame_once_per_label("neg", "cond", "join", "hedge")
 THIRD_SET = set(THIRD_SET_LABEL)
 # the fourth set: the same design on amounts (another form, a computed consequence, a limit) and
 # on value binding between parallel entities
-FOURTH_SET_LABEL = {
-    f"{frame}_{suffix}": label
-    for frame in ("unit", "calc", "bind", "bound")
-    for suffix, label in (("e", "entailment"), ("c", "contradiction"), ("n", "neutral"))
-}
+FOURTH_SET_LABEL = _each_frame_once_per_label("unit", "calc", "bind", "bound")
 FOURTH_SET = set(FOURTH_SET_LABEL)
 KIND_LABEL = {
     "para": "entailment",
