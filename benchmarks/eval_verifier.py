@@ -13,6 +13,10 @@ Prints one markdown table:
   'supported' with the same premise windowing as SummaC;
 * the hand-written RAG-shaped pairs' dev split (``--written``, built by
   ``scripts/build_written_mix.py``): 3-way accuracy of the engine's verdicts at τ / τ_c, AUROC;
+* the one-span swap probe (``benchmarks/data/swap_probe.jsonl``, hand-written, never trained
+  on): a premise and a copy of it with one word or phrase replaced, keeping the meaning
+  (entailment) or changing it (contradiction); accuracy of the engine's verdicts at τ / τ_c, and
+  how many paraphrases are called contradicted;
 * RTE dev: 2-way accuracy with the engine's rule (supported iff p_entail >= τ and
   p_entail > p_contra), AUROC;
 * SICK (evaluation only, non-commercial licence): 3-way accuracy, AUROC;
@@ -173,6 +177,25 @@ def eval_written(v: Verifier, path: Path, limit: int | None = None) -> Row:
         acc,
         _auroc(gold == 0, probs[:, 0]),
         f"verdicts at τ={v.tau:.2f} / τ_c={v.tau_c:.2f}",
+    )
+
+
+def eval_swaps(v: Verifier, path: Path, limit: int | None = None) -> Row:
+    """The one-span swap probe: the engine's verdicts at τ / τ_c against the label (entailment
+    should be supported, contradiction contradicted)."""
+    rows = _read_jsonl(path)[:limit]
+    probs = v.probs([r["premise"] for r in rows], [r["hypothesis"] for r in rows])
+    gold = np.array([LABELS[r["label"]] for r in rows])
+    said = v.verdicts(probs)
+    paraphrases = gold == 0
+    return Row(
+        "One-span swaps: paraphrase vs changed meaning (hand-written probe)",
+        len(rows),
+        float((said == gold).mean()),
+        _auroc(paraphrases, probs[:, 0]),
+        f"paraphrases called contradicted: {int((said[paraphrases] == 2).sum())} of "
+        f"{int(paraphrases.sum())}; changes called supported: "
+        f"{int((said[~paraphrases] == 0).sum())} of {int((~paraphrases).sum())}",
     )
 
 
@@ -365,8 +388,8 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
         "--skip",
         nargs="*",
         default=[],
-        help="names to skip: snli mnli recipe control qags rte written sick summac hotpot engine"
-        " speed",
+        help="names to skip: snli mnli recipe control qags swaps rte written sick summac hotpot"
+        " engine speed",
     )
     ap.add_argument("--limit", type=int, default=None, help="first N examples per set (smoke)")
     ap.add_argument("--threads", type=int, default=2)
@@ -430,6 +453,7 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
         d / "nli" / "snli_test_subset.jsonl",
         lambda p: eval_three_way(v, p, "SNLI test subset (3-way)", lim),
     )
+    run("swaps", ROOT / "benchmarks" / "data" / "swap_probe.jsonl", lambda p: eval_swaps(v, p, lim))
     run("rte", d / "nli" / "rte_dev.jsonl", lambda p: eval_rte(v, p, lim))
     run("written", args.written, lambda p: eval_written(v, p, lim))
     run(

@@ -4,7 +4,8 @@
 
 Cues: a negation word added to (or removed from) the hypothesis; a number or number word in
 the hypothesis not written verbatim in the premise; every content word of the hypothesis in the
-premise; hypothesis-premise overlap bins; hypothesis length bins. Baselines: a hypothesis-only
+premise; hypothesis-premise overlap bins; hypothesis length bins; a premise sentence with one
+span of at most three tokens replaced ("one span swapped": breaking_nli's and the swap rules' form). Baselines: a hypothesis-only
 classifier (logistic regression on hypothesis word 1-2-grams) and an overlap-only one (a shallow
 tree on overlap features), both trained on 80 % and scored on 20 % of the file, beside the
 majority class. A cue a model could learn shows as label shares far from the file's overall
@@ -34,6 +35,8 @@ _NUM = re.compile(
     re.I,
 )
 _WORD = re.compile(r"[a-z0-9]+")
+_TOKEN = re.compile(r"\w+(?:[.,']\w+)*|[^\w\s]")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def _content(text: str) -> set[str]:
@@ -43,6 +46,27 @@ def _content(text: str) -> set[str]:
 def overlap(p: Pair) -> float:
     h = _content(p.hypothesis)
     return len(h & _content(p.premise)) / max(len(h), 1)
+
+
+def swapped_span(p: Pair, longest: int = 3) -> tuple[str, str] | None:
+    """(old, new) where the hypothesis (5+ tokens) is a sentence of the premise with one span of
+    at most ``longest`` tokens replaced by another such span, else None."""
+    hyp = [t.lower() for t in _TOKEN.findall(p.hypothesis)]
+    if len(hyp) < 5:
+        return None
+    for sentence in _SENTENCE_END.split(p.premise):
+        own = [t.lower() for t in _TOKEN.findall(sentence)]
+        if abs(len(own) - len(hyp)) >= longest:
+            continue
+        shortest = min(len(own), len(hyp))
+        head = next((i for i in range(shortest) if own[i] != hyp[i]), shortest)
+        tail = next(
+            (j for j in range(shortest - head) if own[-1 - j] != hyp[-1 - j]), shortest - head
+        )
+        old, new = own[head : len(own) - tail], hyp[head : len(hyp) - tail]
+        if old and new and max(len(old), len(new)) <= longest:
+            return " ".join(old), " ".join(new)
+    return None
 
 
 CUES: dict[str, Callable[[Pair], bool]] = {
@@ -61,6 +85,7 @@ CUES: dict[str, Callable[[Pair], bool]] = {
     "hypothesis <= 6 words": lambda p: len(p.hypothesis.split()) <= 6,
     "hypothesis 7-14 words": lambda p: 7 <= len(p.hypothesis.split()) <= 14,
     "hypothesis >= 15 words": lambda p: len(p.hypothesis.split()) >= 15,
+    "one span swapped (<= 3 tokens)": lambda p: swapped_span(p) is not None,
 }
 
 
