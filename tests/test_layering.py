@@ -69,6 +69,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "arithmetic",
                 "bindings",
                 "polarity",
+                "paraphrases",
                 "scope",
                 "premise",
                 "encoding",
