@@ -1,7 +1,7 @@
 """Score the engine on the hand-written necessity dev set (``benchmarks/data/necessity_dev.jsonl``).
 
     python benchmarks/necessity_dev.py [--model PATH] [--threshold T] [--top-k K]
-        [--contradiction-threshold TC] [--raw-quantities] [--raw-paraphrases] [--unchecked-amounts] [--max-words W] [--max-sentence-words S] [--json OUT]
+        [--contradiction-threshold TC] [--raw-quantities] [--unchecked-amounts] [--max-words W] [--max-sentence-words S] [--json OUT]
 
 Runs every answer through ``NecessityEngine`` (the shipped verifier, or any local Hugging Face
 NLI model dir with ``--model``) and prints:
@@ -299,7 +299,6 @@ def build_engine(args: argparse.Namespace) -> NecessityEngine:
         max_words=args.max_words,
         max_sentence_words=args.max_sentence_words,
         align_quantities=not args.raw_quantities,
-        align_paraphrases=not args.raw_paraphrases,
     )
     if args.oracle == "keyword":
         from ene_core.testing import KeywordOracle
@@ -338,9 +337,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-sentence-words", type=int, default=defaults.max_sentence_words)
     parser.add_argument(
         "--raw-quantities", action="store_true", help="amounts as written (no alignment)"
-    )
-    parser.add_argument(
-        "--raw-paraphrases", action="store_true", help="evidence words as written (no lexicon)"
     )
     parser.add_argument("--device", help="cpu, cuda ... (default: cuda if available)")
     parser.add_argument("--batch-size", type=int)

@@ -29,7 +29,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from . import paraphrases, polarity
+from . import polarity
 from .claims import split_sentences
 from .quantities import align
 
@@ -343,7 +343,6 @@ class EvidenceIndex:
             separator = "" if not parts else " " if s.context == previous else "\n"
             text = align(s.text, claim) if self.packer.align_quantities else s.text
             text = polarity.align(text, claim) if self.packer.align_negation else text
-            text = paraphrases.align(text, claim) if self.packer.align_paraphrases else text
             parts.append(separator + text)
             previous = s.context
         return tuple(parts)
@@ -377,7 +376,6 @@ class PremisePacker:
     max_sentence_words: int = 80
     align_quantities: bool = True  # amounts in the claim's words (ene_core.quantities)
     align_negation: bool = True  # "unsigned" as "not signed" for its claim (ene_core.polarity)
-    align_paraphrases: bool = True  # "start" as "begin" for its claim (ene_core.paraphrases)
     #: a premise whose packed sentences score under this share of its best one's BM25 score is
     #: also read without them (``Premise.focus``; :func:`~ene_core.oracle.blend`); 0: never
     focus: float = 0.3
@@ -399,8 +397,6 @@ class PremisePacker:
             described["quantities"] = "aligned"
         if self.align_negation:
             described["negation"] = "aligned"
-        if self.align_paraphrases:
-            described["paraphrases"] = "aligned"
         if self.focus:
             described["focus"] = f"{self.focus:g}"
         return described

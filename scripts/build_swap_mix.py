@@ -1,4 +1,4 @@
-"""Build a continuation mix of one-span swap twins (``ene_core/lexicon/``, the engine's paraphrase lexicon)::
+"""Build a continuation mix of one-span swap twins (``scripts/data/paraphrase_lexicon/``)::
 
     python scripts/build_swap_mix.py --pairs runs/data --out runs/smix --base-mix runs/fmix
 
@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import random
 import re
 import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -36,12 +38,20 @@ from build_nli_data import read_jsonl_gz, write_jsonl_gz
 from build_written_mix import WRITTEN, in_dev, read_written
 from synth_nli import ENTAILMENT, NOT_ENTAILMENT, Pair
 
-from ene_core.paraphrases import LEXICON, Entry, read_entries
-
+LEXICON = Path(__file__).resolve().parent / "data" / "paraphrase_lexicon"
 #: real sources whose premises read like what a RAG answer quotes (no captions of images)
 SOURCES = frozenset({"mnli", "fever", "factcheck", "scitail", "conjnli", "rte"})
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _ARTICLE = re.compile(r"\b(a|an|A|An) $")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One lexicon line: ``word`` and what may replace it, keeping or changing the meaning."""
+
+    word: str
+    same: tuple[str, ...]
+    other: tuple[str, ...]
 
 
 class Lexicon:
@@ -58,11 +68,21 @@ class Lexicon:
 
 
 def read_lexicon(folder: Path = LEXICON) -> Lexicon:
-    """The lexicon's entries (:func:`ene_core.paraphrases.read_entries`); a word listed twice
-    keeps its first entry."""
+    """Every line of every ``*.jsonl`` file; a word listed twice keeps its first entry."""
     entries: dict[str, Entry] = {}
-    for e in read_entries(folder):
-        entries.setdefault(e.word, e)
+    for path in sorted(folder.glob("*.jsonl")):
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                word = row["word"].strip().lower()
+                same = tuple(s.strip() for s in row["same"] if s.strip())
+                other = tuple(s.strip() for s in row["other"] if s.strip())
+            except (json.JSONDecodeError, KeyError, AttributeError, TypeError) as exc:
+                raise SystemExit(f"{path}:{n}: not a lexicon line ({exc})") from exc
+            if word and same and other and word not in entries:
+                entries[word] = Entry(word, same, other)
     return Lexicon(entries.values())
 
 

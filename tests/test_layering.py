@@ -69,7 +69,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "arithmetic",
                 "bindings",
                 "polarity",
-                "paraphrases",
                 "scope",
                 "premise",
                 "encoding",

@@ -1,4 +1,4 @@
-"""The one-span swap twins (scripts/build_swap_mix.py, ene_core/lexicon/), the
+"""The one-span swap twins (scripts/build_swap_mix.py, scripts/data/paraphrase_lexicon/), the
 "one span swapped" cue of scripts/audit_cues.py, and the hand-written swap probe
 (benchmarks/data/swap_probe.jsonl)."""
 
