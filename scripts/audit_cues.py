@@ -1,6 +1,6 @@
 """Label shares per surface cue, and two cue-only baselines, for any NLI pairs file::
 
-    python scripts/audit_cues.py runs/v3/v3_train.jsonl.gz [--source-prefix v3:] [--markdown]
+    python scripts/audit_cues.py runs/v3/v3_train.jsonl.gz [--source-prefix v3:]
 
 Cues: a negation word added to (or removed from) the hypothesis; a number or number word in
 the hypothesis not written verbatim in the premise; every content word of the hypothesis in the
