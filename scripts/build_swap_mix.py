@@ -43,6 +43,7 @@ LEXICON = Path(__file__).resolve().parent / "data" / "paraphrase_lexicon"
 SOURCES = frozenset({"mnli", "fever", "factcheck", "scitail", "conjnli", "rte"})
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _ARTICLE = re.compile(r"\b(a|an|A|An) $")
+_NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -109,17 +110,28 @@ def replace_at(sentence: str, start: int, end: int, new: str) -> str:
     return head + new + sentence[end:]
 
 
+def _changes(entry: Entry) -> tuple[str, ...]:
+    """The entry's changes that bring in no negation of their own: a "must not" only ever on the
+    not-entailed side would teach the negation cue again."""
+    if _NEGATION.search(entry.word):
+        return entry.other
+    return tuple(o for o in entry.other if not _NEGATION.search(o))
+
+
 def twins(sentence: str, lexicon: Lexicon, rng: random.Random) -> tuple[str, str] | None:
     """(paraphrased, changed): one lexicon word of ``sentence`` replaced both ways, or None."""
     # a capital inside the sentence marks a name ("Minister for Children"): left alone
     found = [
-        m for m in lexicon.pattern.finditer(sentence) if m.start() == 0 or m.group(0).islower()
+        m
+        for m in lexicon.pattern.finditer(sentence)
+        if (m.start() == 0 or m.group(0).islower())
+        and _changes(lexicon.entries[m.group(0).lower()])
     ]
     if not found:
         return None
     match = rng.choice(found)
     entry = lexicon.entries[match.group(0).lower()]
-    same, other = rng.choice(entry.same), rng.choice(entry.other)
+    same, other = rng.choice(entry.same), rng.choice(_changes(entry))
     return (
         replace_at(sentence, match.start(), match.end(), same),
         replace_at(sentence, match.start(), match.end(), other),

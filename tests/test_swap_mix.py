@@ -73,6 +73,22 @@ def test_twins_replace_the_same_word_in_the_same_place() -> None:
     )
 
 
+def test_no_change_brings_in_a_negation() -> None:
+    lexicon = Lexicon(
+        [Entry("must", ("has to",), ("must not",)), Entry("start", ("begin",), ("stop",))]
+    )
+    assert twins("You must pay.", lexicon, random.Random(0)) is None
+    assert twins("You must start early.", lexicon, random.Random(0)) == (
+        "You must begin early.",
+        "You must stop early.",
+    )
+    negated = Lexicon([Entry("must not", ("may not",), ("must",))])
+    assert twins("You must not pay.", negated, random.Random(0)) == (
+        "You may not pay.",
+        "You must pay.",
+    )
+
+
 def test_replacement_keeps_capitals_and_fixes_the_article() -> None:
     assert replace_at("Start early.", 0, 5, "begin") == "Begin early."
     assert replace_at("It is a large room.", 8, 13, "enormous") == "It is an enormous room."
