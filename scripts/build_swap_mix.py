@@ -35,7 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from build_nli_data import read_jsonl_gz, write_jsonl_gz
-from build_written_mix import WRITTEN, in_dev, read_written
+from build_written_mix import WRITTEN, in_dev, read_written, with_base
 from synth_nli import ENTAILMENT, NOT_ENTAILMENT, Pair
 
 LEXICON = Path(__file__).resolve().parent / "data" / "paraphrase_lexicon"
@@ -189,12 +189,7 @@ def main() -> None:
         made = list(itertools.islice(swap_pairs(pool, lexicon, rng, args.per_premise), 2 * cap))
         if name == "dev":
             write_jsonl_gz(made, args.out / "swap_dev.jsonl.gz")
-        mix = list(made)
-        if args.base_mix is not None:
-            base = read_jsonl_gz(args.base_mix / f"v3_{name}.jsonl.gz")
-            want = round(len(made) * args.base_share / (1 - args.base_share))
-            mix += rng.sample(base, min(want, len(base)))
-        rng.shuffle(mix)
+        mix = with_base(made, args.base_mix, args.base_share, name, rng)
         write_jsonl_gz(mix, args.out / f"v3_{name}.jsonl.gz")
         words = Counter(p.source for p in made)
         print(

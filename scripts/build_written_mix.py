@@ -101,6 +101,20 @@ def packed(rows: list[tuple[str, Pair]], rng: random.Random) -> list[Pair]:
     return out
 
 
+def with_base(
+    mix: list[Pair], base_mix: Path | None, share: float, name: str, rng: random.Random
+) -> list[Pair]:
+    """``mix`` and, with ``base_mix``, pairs sampled from its ``v3_{name}`` split to make up
+    ``share`` of the result; shuffled."""
+    mix = list(mix)
+    if base_mix is not None:
+        base = read_jsonl_gz(base_mix / f"v3_{name}.jsonl.gz")
+        want = round(len(mix) * share / (1 - share))
+        mix += rng.sample(base, min(want, len(base)))
+    rng.shuffle(mix)
+    return mix
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--written", type=Path, default=WRITTEN)
@@ -129,12 +143,7 @@ def main() -> None:
     write_jsonl_gz(tagged(split["dev"]), args.out / "written_dev.jsonl.gz")
     for name, part in split.items():
         own = tagged(part)
-        mix = own + packed(part, rng)
-        if args.base_mix is not None:
-            base = read_jsonl_gz(args.base_mix / f"v3_{name}.jsonl.gz")
-            want = round(len(mix) * args.base_share / (1 - args.base_share))
-            mix += rng.sample(base, min(want, len(base)))
-        rng.shuffle(mix)
+        mix = with_base(own + packed(part, rng), args.base_mix, args.base_share, name, rng)
         write_jsonl_gz(mix, args.out / f"v3_{name}.jsonl.gz")
         labels = Counter(p.label for p in own)
         print(f"{name}: {len(part)} written pairs ({dict(sorted(labels.items()))}), mix {len(mix)}")
