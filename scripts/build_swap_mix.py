@@ -35,7 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from build_nli_data import read_jsonl_gz, write_jsonl_gz
-from build_written_mix import WRITTEN, in_dev, read_written, with_base
+from build_written_mix import WRITTEN, in_dev, jsonl_lines, read_written, with_base
 from synth_nli import ENTAILMENT, NOT_ENTAILMENT, Pair
 
 LEXICON = Path(__file__).resolve().parent / "data" / "paraphrase_lexicon"
@@ -71,19 +71,16 @@ class Lexicon:
 def read_lexicon(folder: Path = LEXICON) -> Lexicon:
     """Every line of every ``*.jsonl`` file; a word listed twice keeps its first entry."""
     entries: dict[str, Entry] = {}
-    for path in sorted(folder.glob("*.jsonl")):
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                word = row["word"].strip().lower()
-                same = tuple(s.strip() for s in row["same"] if s.strip())
-                other = tuple(s.strip() for s in row["other"] if s.strip())
-            except (json.JSONDecodeError, KeyError, AttributeError, TypeError) as exc:
-                raise SystemExit(f"{path}:{n}: not a lexicon line ({exc})") from exc
-            if word and same and other and word not in entries:
-                entries[word] = Entry(word, same, other)
+    for path, n, line in jsonl_lines(folder):
+        try:
+            row = json.loads(line)
+            word = row["word"].strip().lower()
+            same = tuple(s.strip() for s in row["same"] if s.strip())
+            other = tuple(s.strip() for s in row["other"] if s.strip())
+        except (json.JSONDecodeError, KeyError, AttributeError, TypeError) as exc:
+            raise SystemExit(f"{path}:{n}: not a lexicon line ({exc})") from exc
+        if word and same and other and word not in entries:
+            entries[word] = Entry(word, same, other)
     return Lexicon(entries.values())
 
 

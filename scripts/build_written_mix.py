@@ -30,6 +30,7 @@ import json
 import random
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -42,19 +43,25 @@ WRITTEN = Path(__file__).resolve().parent / "data" / "written_pairs"
 DEV_SHARE = 0.15
 
 
+def jsonl_lines(folder: Path) -> Iterator[tuple[Path, int, str]]:
+    """(file, line number, line) for every non-blank line of every ``*.jsonl`` file of
+    ``folder``, in file and line order."""
+    for path in sorted(folder.glob("*.jsonl")):
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if line.strip():
+                yield path, n, line
+
+
 def read_written(folder: Path) -> list[tuple[str, Pair]]:
     """(domain, pair) for every line of every ``*.jsonl`` file, in file and line order."""
     rows: list[tuple[str, Pair]] = []
-    for path in sorted(folder.glob("*.jsonl")):
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                r = json.loads(line)
-                label = LABEL_IDS[r["label"]]
-            except (json.JSONDecodeError, KeyError) as exc:
-                raise SystemExit(f"{path}:{n}: not a written pair ({exc})") from exc
-            rows.append((path.stem, Pair(r["premise"], r["hypothesis"], label, r["kind"])))
+    for path, n, line in jsonl_lines(folder):
+        try:
+            r = json.loads(line)
+            label = LABEL_IDS[r["label"]]
+        except (json.JSONDecodeError, KeyError) as exc:
+            raise SystemExit(f"{path}:{n}: not a written pair ({exc})") from exc
+        rows.append((path.stem, Pair(r["premise"], r["hypothesis"], label, r["kind"])))
     return rows
 
 
