@@ -28,7 +28,7 @@ from build_nli_data import read_jsonl_gz
 from synth_nli import STOPWORDS, Pair
 
 LABELS = ("entail", "neutral", "contra", "not-entail")
-_NEG = re.compile(r"\b(?:not|no|never|none|neither|nor|nobody|nothing|cannot)\b|n't\b", re.I)
+NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|nobody|nothing|cannot)\b|n't\b", re.I)
 _NUM = re.compile(
     r"\b(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|"
     r"thirty|forty|fifty|hundred|thousand|million|dozen|half|quarter)\b",
@@ -71,10 +71,10 @@ def swapped_span(p: Pair, longest: int = 3) -> tuple[str, str] | None:
 
 CUES: dict[str, Callable[[Pair], bool]] = {
     "negation added (in hypothesis, not premise)": lambda p: (
-        bool(_NEG.search(p.hypothesis)) and not _NEG.search(p.premise)
+        bool(NEGATION.search(p.hypothesis)) and not NEGATION.search(p.premise)
     ),
     "negation removed (in premise, not hypothesis)": lambda p: (
-        bool(_NEG.search(p.premise)) and not _NEG.search(p.hypothesis)
+        bool(NEGATION.search(p.premise)) and not NEGATION.search(p.hypothesis)
     ),
     "number not verbatim in premise": lambda p: any(
         m.group(0).lower() not in p.premise.lower() for m in _NUM.finditer(p.hypothesis)
@@ -139,8 +139,8 @@ def baselines(pairs: Sequence[Pair], seed: int = 0, limit: int = 60000) -> dict[
             overlap(p),
             len(p.hypothesis.split()),
             len(p.premise.split()),
-            float(bool(_NEG.search(p.hypothesis))),
-            float(bool(_NEG.search(p.premise))),
+            float(bool(NEGATION.search(p.hypothesis))),
+            float(bool(NEGATION.search(p.premise))),
         ]
 
     tree = DecisionTreeClassifier(max_depth=6, random_state=seed)

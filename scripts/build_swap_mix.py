@@ -34,6 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from audit_cues import NEGATION
 from build_nli_data import read_jsonl_gz, write_jsonl_gz
 from build_written_mix import WRITTEN, in_dev, jsonl_lines, read_written, with_base
 from synth_nli import ENTAILMENT, NOT_ENTAILMENT, Pair
@@ -43,7 +44,6 @@ LEXICON = Path(__file__).resolve().parent / "data" / "paraphrase_lexicon"
 SOURCES = frozenset({"mnli", "fever", "factcheck", "scitail", "conjnli", "rte"})
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _ARTICLE = re.compile(r"\b(a|an|A|An) $")
-_NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -110,9 +110,9 @@ def replace_at(sentence: str, start: int, end: int, new: str) -> str:
 def _changes(entry: Entry) -> tuple[str, ...]:
     """The entry's changes that bring in no negation of their own: a "must not" only ever on the
     not-entailed side would teach the negation cue again."""
-    if _NEGATION.search(entry.word):
+    if NEGATION.search(entry.word):
         return entry.other
-    return tuple(o for o in entry.other if not _NEGATION.search(o))
+    return tuple(o for o in entry.other if not NEGATION.search(o))
 
 
 def twins(sentence: str, lexicon: Lexicon, rng: random.Random) -> tuple[str, str] | None:
