@@ -5,9 +5,10 @@
 Cues: a negation word added to (or removed from) the hypothesis; a number or number word in
 the hypothesis not written verbatim in the premise; every content word of the hypothesis in the
 premise; hypothesis-premise overlap bins; hypothesis length bins; a premise sentence with one
-span of at most three tokens replaced ("one span swapped": breaking_nli's and the swap rules' form). Baselines: a hypothesis-only
-classifier (logistic regression on hypothesis word 1-2-grams) and an overlap-only one (a shallow
-tree on overlap features), both trained on 80 % and scored on 20 % of the file, beside the
+span of at most three tokens replaced ("one span swapped": breaking_nli's and the swap rules'
+form). Baselines: a hypothesis-only classifier (logistic regression on hypothesis word
+1-2-grams) and an overlap-only one (a shallow tree on overlap features), both trained on 80 % and
+scored on 20 % of the file, beside the
 majority class. A cue a model could learn shows as label shares far from the file's overall
 shares, or a baseline far above the majority class.
 """
