@@ -43,7 +43,8 @@ class Engine(Protocol):
     both one.
 
     ``oracle.name`` says which verifier it runs (pruning compares it with an ENG's);
-    ``threshold`` its entailment threshold (``ene eval --resume`` refuses to mix verifiers).
+    ``threshold`` and ``contradiction_threshold`` its decision thresholds (``ene eval
+    --resume`` refuses to mix verifiers).
     """
 
     @property
@@ -51,6 +52,9 @@ class Engine(Protocol):
 
     @property
     def threshold(self) -> float: ...
+
+    @property
+    def contradiction_threshold(self) -> float: ...
 
     def evaluate(
         self,

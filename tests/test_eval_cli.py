@@ -423,6 +423,62 @@ def test_resume_refuses_what_it_cannot_continue(tmp_path: Path) -> None:
     assert ray.returncode == 1 and "local backend" in ray.stderr
 
 
+def test_contradiction_threshold_reaches_every_eng_and_resume_holds_to_it(tmp_path: Path) -> None:
+    src = write_jsonl(tmp_path / "in.jsonl", [request(i) for i in range(3)])
+    out = tmp_path / "out.jsonl"
+    keyword = ("--oracle", "keyword", "-q")
+    first = ene("eval", str(src), "-o", str(out), *keyword, "--contradiction-threshold", "0.8")
+    assert first.returncode == 0, first.stderr
+    verifiers = [r["verifier"] for r in records(out)]
+    assert [(v["threshold"], v["contradiction_threshold"]) for v in verifiers] == [(0.5, 0.8)] * 3
+    before = out.read_text()
+    other = ene("eval", str(src), "-o", str(out), *keyword, "--resume")
+    assert other.returncode == 1
+    assert "contradiction threshold 0.8" in other.stderr
+    assert "contradiction threshold 0.5" in other.stderr
+    assert out.read_text() == before
+    again = ene(
+        "eval", str(src), "-o", str(out), *keyword, "--resume", "--contradiction-threshold", "0.8"
+    )
+    assert again.returncode == 0, again.stderr
+    assert out.read_text() == before  # every request was already there
+    bad = ene(
+        "eval",
+        str(src),
+        "-o",
+        str(tmp_path / "new.jsonl"),
+        *keyword,
+        "--contradiction-threshold",
+        "1.5",
+    )
+    assert bad.returncode == 1 and "contradiction_threshold must be in (0, 1]" in bad.stderr
+    assert "Traceback" not in bad.stderr and not (tmp_path / "new.jsonl").exists()
+
+
+def test_remote_refuses_flags_that_choose_the_verifier(tmp_path: Path) -> None:
+    src = write_jsonl(tmp_path / "in.jsonl", [request(1)])
+    out = tmp_path / "out.jsonl"
+    for flags in (["--threshold", "0.3"], ["--contradiction-threshold", "0.7"], ["--model", "m"]):
+        run = ene("eval", str(src), "-o", str(out), "--remote", "http://127.0.0.1:9", *flags)
+        assert run.returncode == 1, run.stderr
+        assert f"pass {flags[0]} to `ene serve`" in run.stderr and "Traceback" not in run.stderr
+        assert not out.exists()
+
+
+def test_resume_state_reads_an_older_eng_without_a_contradiction_threshold(
+    tmp_path: Path,
+) -> None:
+    eng = {"schema_version": "1.0", "id": "a", "answer": "x", "contexts": []}
+    older = {**eng, "verifier": {"model": "m", "threshold": 0.4}}
+    newer = {
+        **eng,
+        "id": "b",
+        "verifier": {"model": "m", "threshold": 0.4, "contradiction_threshold": 0.7},
+    }
+    state = ResumeState.read(str(write_jsonl(tmp_path / "out.jsonl", [older, newer])))
+    assert state.verifiers == {("m", 0.4, 0.4), ("m", 0.4, 0.7)}
+
+
 def test_resume_state_matches_by_id_content_and_line() -> None:
     state = ResumeState("out.jsonl")
     eng_with_id = {"schema_version": "1.2", "id": "a", "answer": "x", "contexts": []}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import sys
@@ -113,6 +114,15 @@ def test_ray_output_equals_local_output_tiny_nli(
     want = local_output(shards, *extra)
     assert [comparable(x) for x in got] == [comparable(x) for x in want]
     assert json.loads(got[0])["verifier"]["model"] != "keyword-oracle"
+
+
+def test_engine_options_carry_both_thresholds_to_a_worker() -> None:
+    args = cli_parser().parse_args(
+        ["eval", "in.jsonl", "-o", "-", "--oracle", "keyword", "--contradiction-threshold", "0.7"]
+    )
+    options = json.loads(json.dumps(engine_options(args)))  # as it crosses to a Ray actor
+    engine = build_engine(argparse.Namespace(**options))
+    assert (engine.threshold, engine.contradiction_threshold) == (0.5, 0.7)
 
 
 def test_split_lines_matches_the_local_reader(tmp_path: Path) -> None:

@@ -89,6 +89,11 @@ def _add_engine_options(parser: argparse.ArgumentParser) -> None:
         "--model", help="local NLI model directory (with config.json), default: ene-nli-mini"
     )
     parser.add_argument("--threshold", type=float, help="decision threshold tau")
+    parser.add_argument(
+        "--contradiction-threshold",
+        type=float,
+        help="contradiction threshold tau_c (default: the model's calibrated one, or --threshold)",
+    )
     parser.add_argument("--batch-size", type=int, help="model rows per forward pass")
     parser.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda if available)")
     parser.add_argument(

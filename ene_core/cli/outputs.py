@@ -178,7 +178,8 @@ class ResumeState:
     path: str
     keys: Counter[Key] = field(default_factory=Counter)  # ENGs
     error_keys: Counter[Key] = field(default_factory=Counter)  # error records
-    verifiers: set[tuple[str, Any]] = field(default_factory=set)  # (model, threshold)
+    # (model, threshold, contradiction threshold)
+    verifiers: set[tuple[str, Any, Any]] = field(default_factory=set)
     records: int = 0
     torn_at: int | None = None  # byte offset of a last line cut off mid-write
     needs_newline: bool = False
@@ -220,7 +221,9 @@ class ResumeState:
                 counter[record_key(record)] += 1
                 verifier = record.get("verifier")
                 if isinstance(verifier, dict):
-                    state.verifiers.add((str(verifier.get("model")), verifier.get("threshold")))
+                    tau, tau_c = verifier.get("threshold"), verifier.get("contradiction_threshold")
+                    model = str(verifier.get("model"))
+                    state.verifiers.add((model, tau, tau if tau_c is None else tau_c))
         return state
 
     def take(self, item: Item) -> str | None:
@@ -236,11 +239,12 @@ class ResumeState:
         return None
 
     def check_engine(self, engine: Engine) -> None:
-        """Refuse to mix verdicts of another verifier or threshold into the output."""
-        now = (engine.oracle.name, engine.threshold)
-        for model, tau in sorted(self.verifiers - {now}, key=str):
+        """Refuse to mix verdicts of another verifier or thresholds into the output."""
+        now = (engine.oracle.name, engine.threshold, engine.contradiction_threshold)
+        for model, tau, tau_c in sorted(self.verifiers - {now}, key=str):
             raise EneError(
-                f"--resume: {self.path} was written with model {model!r}, threshold {tau}; "
-                f"this run uses {now[0]!r}, threshold {now[1]}: pass the same --model and "
-                "--threshold, or write to a new output"
+                f"--resume: {self.path} was written with model {model!r}, threshold {tau}, "
+                f"contradiction threshold {tau_c}; this run uses {now[0]!r}, threshold {now[1]}, "
+                f"contradiction threshold {now[2]}: pass the same --model, --threshold and "
+                "--contradiction-threshold, or write to a new output"
             )

@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from ..errors import EneError
+
 if TYPE_CHECKING:
     from ..engine import Engine
 
@@ -21,22 +23,47 @@ def build_engine(args: argparse.Namespace) -> Engine:
     if getattr(args, "remote", None):
         from .remote import RemoteEngine
 
+        chosen = [
+            "--" + name.replace("_", "-")
+            for name in VERIFIER_OPTIONS
+            if getattr(args, name, None) is not None
+        ]
+        if chosen:
+            raise EneError(
+                f"with --remote the service's verifier decides: pass {', '.join(chosen)} to "
+                "`ene serve` instead, or drop --remote"
+            )
         return RemoteEngine(args.remote, timeout=args.remote_timeout)
     from ..engine import NecessityEngine
 
     citation_base = getattr(args, "citation_base", None)
     base = 1 if citation_base is None else citation_base
+    contra = getattr(args, "contradiction_threshold", None)
     if args.oracle == "keyword":
         from ..testing import KeywordOracle
 
-        return NecessityEngine(KeywordOracle(), args.threshold, citation_base=base)
+        return NecessityEngine(
+            KeywordOracle(), args.threshold, contradiction_threshold=contra, citation_base=base
+        )
     from ..oracle import NLIOracle
 
     oracle = NLIOracle(args.model, device=args.device, batch_size=args.batch_size)
-    return NecessityEngine(oracle, args.threshold, citation_base=base)
+    return NecessityEngine(
+        oracle, args.threshold, contradiction_threshold=contra, citation_base=base
+    )
 
 
-ENGINE_OPTIONS = ("oracle", "model", "threshold", "batch_size", "device", "citation_base")
+ENGINE_OPTIONS = (
+    "oracle",
+    "model",
+    "threshold",
+    "contradiction_threshold",
+    "batch_size",
+    "device",
+    "citation_base",
+)
+# the flags that choose the verdicts: an ``ene serve`` service's own, so refused with --remote
+VERIFIER_OPTIONS = ("model", "threshold", "contradiction_threshold")
 
 
 def engine_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -143,6 +143,12 @@ class RemoteEngine:
     def threshold(self) -> float:
         return float(self.info()["threshold"])
 
+    @property
+    def contradiction_threshold(self) -> float:
+        info = self.info()
+        tau_c = info.get("contradiction_threshold")
+        return float(info["threshold"] if tau_c is None else tau_c)
+
     def healthy(self) -> bool:
         """Whether ``GET /healthz`` answers now (one try, no retries)."""
         try:
