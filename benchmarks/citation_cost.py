@@ -35,7 +35,7 @@ from typing import Any
 from engine_throughput import cpu_name  # benchmarks/ is on sys.path when run as a script
 
 from ene_core import EvidenceNecessityGraph, NecessityEngine, SupportOracle
-from ene_core.testing import KeywordOracle
+from ene_core.verifiers.keyword import KeywordOracle
 
 HOTPOT = (
     Path(__file__).resolve().parents[2] / "shared/data/hotpotqa/hotpot_dev_distractor_first100.json"

@@ -48,7 +48,7 @@ import torch
 import transformers
 
 from ene_core import NecessityEngine, NLIOracle
-from ene_core.oracle import DEFAULT_MODEL_DIR
+from ene_core.verifiers.nli import DEFAULT_MODEL_DIR
 
 HOTPOT = (
     Path(__file__).resolve().parents[2] / "shared/data/hotpotqa/hotpot_dev_distractor_first100.json"

@@ -55,7 +55,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from synth_nli import pack_premise, question_to_claim, split_sentences  # noqa: E402
 
-from ene_core.oracle import Scores, decide  # noqa: E402
+from ene_core.verifiers.protocol import Scores  # noqa: E402
+from ene_core.verifiers.verdict import decide  # noqa: E402
 
 DEFAULT_MODEL = ROOT / "ene_core" / "models" / "ene-nli-mini"
 LABELS = {"entailment": 0, "neutral": 1, "contradiction": 2}

@@ -109,7 +109,7 @@ def memory_check(app: str, runs: int) -> dict[str, Any]:
     the handler's own state, which must be empty once every request has ended. Evaluations use
     the keyword oracle so that 10k runs take a minute, not an hour of verifier time."""
     from ene_core import NecessityEngine
-    from ene_core.testing import KeywordOracle
+    from ene_core.verifiers.keyword import KeywordOracle
 
     engine = NecessityEngine(KeywordOracle())
     handler = NecessityCallbackHandler(engine, max_results=1000)

@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
 
     example = load_example()
     if args.oracle == "keyword":
-        from ene_core.testing import KeywordOracle
+        from ene_core.verifiers.keyword import KeywordOracle
 
         oracle: Any = KeywordOracle()
     else:

@@ -29,14 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from ene_core import EvidenceNecessityGraph, NecessityEngine, PremisePacker, prune
-from ene_core.claims import split_claims
+from ene_core.text.claims import split_claims
 
 DATA = Path(__file__).resolve().parent / "data" / "necessity_dev.jsonl"
 STATUSES = ("supported", "contradicted", "unsupported")
 
 
 class GoldMismatchError(ValueError):
-    """The gold claims do not line up with how ``ene_core.claims`` splits the answer."""
+    """The gold claims do not line up with how ``ene_core.text.claims`` splits the answer."""
 
 
 @dataclass(frozen=True)
@@ -301,7 +301,7 @@ def build_engine(args: argparse.Namespace) -> NecessityEngine:
         align_quantities=not args.raw_quantities,
     )
     if args.oracle == "keyword":
-        from ene_core.testing import KeywordOracle
+        from ene_core.verifiers.keyword import KeywordOracle
 
         return NecessityEngine(
             KeywordOracle(), args.threshold, packer=packer, check_amounts=not args.unchecked_amounts

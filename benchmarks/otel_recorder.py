@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from ene_core import NecessityDispatcher, NecessityEngine, NecessityResult
-from ene_core.testing import KeywordOracle
+from ene_core.verifiers.keyword import KeywordOracle
 from ene_integrations.otel import NecessitySpanRecorder, document_refs
 from ene_integrations.phoenix import PhoenixDocumentAnnotator
 

@@ -4,7 +4,7 @@
     python benchmarks/pruning_tradeoff.py --calibrate      # choose the "safe" margins on dev
 
 Evaluates every answer once with ``NecessityEngine`` (the shipped verifier by default), then
-prunes each with every policy of ``ene_core.pruning`` and prints, per set and policy:
+prunes each with every policy of ``ene_core.kit.pruning`` and prints, per set and policy:
 
 * **safety**: the share of truly supported claims that keep every needed chunk (all gold
   ``necessary`` chunks, and one of the ``sufficient`` ones for a redundant claim);
@@ -23,7 +23,7 @@ paragraphs needed, the 8 distractors unused; from ``--hotpot``, ``$ENE_HOTPOT`` 
 those keeping every needed chunk of at least ``--goal`` of the truly supported claims, with 95%
 confidence (the lower end of the Wilson interval of the dev safety; ``--z 0``: the point
 value), ties to the smallest margins, and prints the constants to paste into
-``ene_core/pruning.py``. The confidence is there because the verifier and τ were tuned on this
+``ene_core/kit/pruning.py``. The confidence is there because the verifier and τ were tuned on this
 same dev set, so its point safety is optimistic. ``--engs DIR``
 keeps each set's graphs between runs (reused while the verifier is the same). CPU, offline.
 """
@@ -45,7 +45,7 @@ from typing import Any
 from necessity_dev import DATA, build_engine, load_cases  # benchmarks/ is on sys.path
 
 from ene_core import EvidenceNecessityGraph, NecessityEngine, PremisePacker, prune
-from ene_core.pruning import DEFAULT_KEEP, KEEP_POLICIES, SafeMargins
+from ene_core.kit.pruning import DEFAULT_KEEP, KEEP_POLICIES, SafeMargins
 
 HERE = Path(__file__).resolve().parent
 TEST = HERE / "data" / "necessity_test.jsonl"
@@ -119,7 +119,7 @@ def hotpot_set(path: Path) -> list[Labelled]:
     question, its gold paragraphs needed (yes/no and unrewritable questions skipped)."""
     from eval_verifier import hotpot_cases  # torch, sklearn: only for this set
 
-    from ene_core.claims import split_claims
+    from ene_core.text.claims import split_claims
 
     out = []
     for c in hotpot_cases(path):
@@ -344,7 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     v = engine.oracle.name
     print(f"pruning trade-off: model={v} tau={engine.threshold}")
     if first is not None and "calibration" not in out:
-        print(f"safe margins: {SafeMargins().__dict__} (the constants in ene_core/pruning.py)")
+        print(f"safe margins: {SafeMargins().__dict__} (the constants in ene_core/kit/pruning.py)")
     print()
     print(table(results))
     if "calibration" in out:

@@ -85,7 +85,7 @@ def tree_rss_kib(root: int) -> tuple[int, int]:
 # -- one app process ------------------------------------------------------------------------------
 def client(args: argparse.Namespace) -> None:
     if args.url:
-        from ene_core.remote import RemoteEngine
+        from ene_core.service.remote import RemoteEngine
 
         engine: Any = RemoteEngine(args.url, timeout=600, max_connections=args.concurrency)
     else:

@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from ene_core import EvidenceNecessityGraph, NecessityEngine, NLIOracle
-from ene_core import rounds as engine_rounds
-from ene_core.claims import Segment
-from ene_core.short_answers import question_to_claim, yes_no
+from ene_core.engine import rounds as engine_rounds
+from ene_core.text.claims import Segment
+from ene_core.text.short_answers import question_to_claim, yes_no
 
 HOTPOT = (
     Path(__file__).resolve().parents[2] / "shared/data/hotpotqa/hotpot_dev_distractor_first100.json"

@@ -49,7 +49,7 @@ def words(text: str) -> list[str]:
 
 def build_engine(oracle: str) -> NecessityEngine:
     if oracle == "keyword":
-        from ene_core.testing import KeywordOracle
+        from ene_core.verifiers.keyword import KeywordOracle
 
         return NecessityEngine(KeywordOracle())
     engine = NecessityEngine()

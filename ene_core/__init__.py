@@ -6,9 +6,10 @@
 
 from typing import TYPE_CHECKING, Any
 
-from .claims import Segment, split_claims
-from .contexts import Context
-from .engine import Engine, NecessityEngine, Request, default_engine, set_default_engine
+from . import _moved
+from .engine.necessity import Engine, NecessityEngine, Request, default_engine, set_default_engine
+from .engine.premise import PremisePacker
+from .engine.streaming import ClaimStream, StreamedClaim
 from .errors import (
     EneError,
     ENGFormatError,
@@ -30,13 +31,15 @@ from .errors import (
     StreamClosedError,
 )
 from .graph import SCHEMA_VERSION, Claim, ContextNode, EvidenceNecessityGraph
-from .guard import ClaimGuard
-from .oracle import NLIOracle, Scores, SupportOracle, decide
-from .premise import PremisePacker
-from .pruning import DEFAULT_KEEP, KeepReason, PruneResult, SafeMargins, prune
-from .results import ExpiringDict, NecessityDispatcher, NecessityResult
-from .runs import Message, RunDecision, RunRecorder, dispatch_decision
-from .streaming import ClaimStream, StreamedClaim
+from .kit.guard import ClaimGuard
+from .kit.pruning import DEFAULT_KEEP, KeepReason, PruneResult, SafeMargins, prune
+from .kit.results import ExpiringDict, NecessityDispatcher, NecessityResult
+from .kit.runs import Message, RunDecision, RunRecorder, dispatch_decision
+from .text.claims import Segment, split_claims
+from .text.contexts import Context
+from .verifiers.nli import NLIOracle
+from .verifiers.protocol import Scores, SupportOracle
+from .verifiers.verdict import decide
 
 if TYPE_CHECKING:
     from .service.remote import RemoteEngine
@@ -44,11 +47,16 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 
+_moved.install()
+
+
 def __getattr__(name: str) -> Any:
     if name == "RemoteEngine":  # lazily: only its users need httpx
         from .service.remote import RemoteEngine
 
         return RemoteEngine
+    if (module := _moved.old_module(name)) is not None:  # ene_core.oracle and the other old paths
+        return module
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

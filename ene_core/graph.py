@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from .errors import ENGFormatError, ENGVersionError
-from .normalise import MAX_DEPTH, decode_json, json_problem
+from .text.normalise import MAX_DEPTH, decode_json, json_problem
 
 # 1.1: Claim.contradicted_by (1.0 ENGs load with it empty)
 # 1.2: RunStats.compute_ms (older ENGs load with it None)

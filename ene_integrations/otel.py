@@ -562,7 +562,7 @@ def _drop_incomplete_evaluations(attrs: dict[str, Any], count: int) -> None:
 
 def _claim_times(result: Any) -> dict[int, int]:
     """When each claim's verdict was known while the answer streamed (claim index -> ns since
-    the epoch): ``metadata["claim_times_ns"]``, from :mod:`ene_core.answer_streams`."""
+    the epoch): ``metadata["claim_times_ns"]``, from :mod:`ene_core.kit.answer_streams`."""
     meta = result.metadata if isinstance(result.metadata, Mapping) else {}
     times = meta.get("claim_times_ns")
     if not isinstance(times, Mapping):

@@ -122,7 +122,7 @@ def describe(eng: EvidenceNecessityGraph) -> str:
 
 def make_engine(oracle: str) -> NecessityEngine:
     if oracle == "keyword":
-        from ene_core.testing import KeywordOracle
+        from ene_core.verifiers.keyword import KeywordOracle
 
         return NecessityEngine(KeywordOracle())
     return default_engine()

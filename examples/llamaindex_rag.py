@@ -100,7 +100,7 @@ class StableOrder(BaseNodePostprocessor):
 
 def build_engine(oracle: str) -> NecessityEngine:
     if oracle == "keyword":
-        from ene_core.testing import KeywordOracle
+        from ene_core.verifiers.keyword import KeywordOracle
 
         return NecessityEngine(KeywordOracle())
     try:

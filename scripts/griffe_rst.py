@@ -1,6 +1,6 @@
 """Griffe extension for the API reference (mkdocs.yml): Sphinx roles in docstrings as code.
 
-The docstrings cross-reference with Sphinx roles (``:class:`~ene_core.engine.NecessityEngine```,
+The docstrings cross-reference with Sphinx roles (``:class:`~ene_core.engine.necessity.NecessityEngine```,
 ``:func:`prune```), which Markdown would print as written. This turns each into inline code of
 the name (the last part only after ``~``, as Sphinx shows it).
 """

@@ -29,8 +29,8 @@ from functools import lru_cache
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # ene_core from this checkout
-from ene_core.short_answers import question_to_claim  # noqa: F401  (re-exported)
-from ene_core.short_answers import tidy_sentence as _tidy
+from ene_core.text.short_answers import question_to_claim  # noqa: F401  (re-exported)
+from ene_core.text.short_answers import tidy_sentence as _tidy
 
 ENTAILMENT, NEUTRAL, CONTRADICTION, NOT_ENTAILMENT = 0, 1, 2, 3
 LABEL_NAMES = ("entailment", "neutral", "contradiction")

@@ -34,7 +34,7 @@ appears under every label in about the shares of the generated set as a whole
   closed on Mondays").
 * **question form** (short answers, issue 22): a question and a short answer read as the
   hypothesis ``"{question} {answer}."`` or as the declarative claim built from them (both
-  built by ``ene_core.short_answers``, exactly as the engine builds them), from
+  built by ``ene_core.text.short_answers``, exactly as the engine builds them), from
   HotpotQA questions 0-59 and from question-style rewrites of real sentences; the right answer
   -> entailment, a wrong answer from the same paragraphs -> contradiction, the evidence removed
   -> neutral.
@@ -65,8 +65,8 @@ from synth_nli import (  # also puts this checkout's ene_core on sys.path
     swap_number,
 )
 
-from ene_core.quantities import spell
-from ene_core.short_answers import qa_hypothesis, question_to_claim
+from ene_core.rules.quantities import spell
+from ene_core.text.short_answers import qa_hypothesis, question_to_claim
 
 # --------------------------------------------------------------------------- packing
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ene_core import NecessityEngine
-from ene_core.testing import KeywordOracle
+from ene_core.verifiers.keyword import KeywordOracle
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

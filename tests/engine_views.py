@@ -40,7 +40,7 @@ def claim_events(
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from ene_core.results import NecessityDispatcher
+    from ene_core.kit.results import NecessityDispatcher
     from ene_integrations.otel import NecessitySpanRecorder
 
     exporter = InMemorySpanExporter()
@@ -86,7 +86,7 @@ def shown_everywhere(
 ) -> Shown:
     from ene_core.cli import main
     from ene_core.reports.viewer import render_html
-    from ene_core.testing import KeywordOracle
+    from ene_core.verifiers.keyword import KeywordOracle
 
     engine = NecessityEngine(KeywordOracle())
     page = render_html([engine.evaluate(answer, list(contexts))])

@@ -1,4 +1,4 @@
-"""Comparisons the evidence's amounts settle (ene_core.arithmetic) and the engine's use of them."""
+"""Comparisons the evidence's amounts settle (ene_core.rules.arithmetic) and the engine's use of them."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ene_core import NecessityEngine
-from ene_core.arithmetic import derive
-from ene_core.testing import KeywordOracle
+from ene_core.rules.arithmetic import derive
+from ene_core.verifiers.keyword import KeywordOracle
 
 HEIGHTS = ["Mount Everest is 8,849 metres high.", " K2 is 8,611 metres high."]
 FARES = ["A bus ticket costs 12 euros.", " The express train costs 39 euros."]

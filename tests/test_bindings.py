@@ -1,4 +1,4 @@
-"""Bindings the evidence gives otherwise (ene_core.bindings): unique roles and sentences that
+"""Bindings the evidence gives otherwise (ene_core.rules.bindings): unique roles and sentences that
 open like the claim; and the engine's use of them."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pytest
 from engine_views import as_older, claim_of, shown_everywhere, streamed_and_whole
 
 from ene_core import NecessityEngine
-from ene_core.bindings import other_holder, other_subject, reversed_route, same_opening
-from ene_core.oracle import Scores
-from ene_core.testing import KeywordOracle
+from ene_core.rules.bindings import other_holder, other_subject, reversed_route, same_opening
+from ene_core.verifiers.keyword import KeywordOracle
+from ene_core.verifiers.protocol import Scores
 
 MOON = [
     "On 20 July 1969, Neil Armstrong became the first person to walk on the Moon.",

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from ene_core import EvidenceNecessityGraph, InvalidInputError, NecessityEngine, prune
 from ene_core.cli import main
 from ene_core.graph import SCHEMA_VERSION
-from ene_core.report import summarize
-from ene_core.testing import KeywordOracle
-from ene_core.viewer import render_eng, render_html
+from ene_core.reports.report import summarize
+from ene_core.reports.viewer import render_eng, render_html
+from ene_core.verifiers.keyword import KeywordOracle
 
 CHUNKS = [
     "Kestrel Labs was founded by Ingrid Dahl.",  # [1]

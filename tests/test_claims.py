@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ene_core.claims import split_claims, split_sentences
+from ene_core.text.claims import split_claims, split_sentences
 
 
 def texts(answer: str) -> list[str]:

@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from ene_core import EngineClosedError, EngineOverloadedError, NecessityEngine
-from ene_core.oracle import Scores
-from ene_core.testing import KeywordOracle
+from ene_core.verifiers.keyword import KeywordOracle
+from ene_core.verifiers.protocol import Scores
 
 FACTS = [
     "Paris is the capital of France.",

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ene_core.premise import content_words, word_share
+from ene_core.text.words import content_words, word_share
 
 
 @pytest.mark.parametrize(

@@ -9,10 +9,10 @@ import pytest
 
 from ene_core import EvidenceNecessityGraph, NecessityEngine
 from ene_core.cli import main, render
+from ene_core.engine.premise import PremisePacker
 from ene_core.graph import SCHEMA_VERSION
-from ene_core.premise import PremisePacker
-from ene_core.testing import KeywordOracle
-from ene_core.viewer import render_eng, render_html
+from ene_core.reports.viewer import render_eng, render_html
+from ene_core.verifiers.keyword import KeywordOracle
 
 FIXTURE_1_0 = Path(__file__).parent / "data" / "eng_1_0.json"
 

@@ -13,10 +13,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ene_core import NecessityEngine
-from ene_core.oracle import Scores
-from ene_core.premise import PremisePacker, content_words, word_share
-from ene_core.rounds import CULPRIT_SHARE
-from ene_core.testing import KeywordOracle
+from ene_core.engine.premise import PremisePacker
+from ene_core.engine.rounds import CULPRIT_SHARE
+from ene_core.text.words import content_words, word_share
+from ene_core.verifiers.keyword import KeywordOracle
+from ene_core.verifiers.protocol import Scores
 
 HOLDINGS = "The fund holds about 1,200 companies from 23 countries."
 BOND = "The Global Bond Fund has an ongoing charge of 0.15 percent per year."

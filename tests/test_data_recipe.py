@@ -40,7 +40,7 @@ from synth_v3 import (
     topic_pairs,
 )
 
-from ene_core.quantities import spell
+from ene_core.rules.quantities import spell
 
 E, N, C, NE = ENTAILMENT, NEUTRAL, CONTRADICTION, NOT_ENTAILMENT
 

@@ -131,7 +131,7 @@ def test_loads_through_nli_oracle(device: str) -> None:
     ene_core = pytest.importorskip("ene_core")
     if not hasattr(ene_core, "NLIOracle"):
         pytest.skip("ene_core.NLIOracle is not there yet")
-    from ene_core.oracle import decide
+    from ene_core.verifiers.verdict import decide
 
     cfg = json.loads((MODEL_DIR / "config.json").read_text(encoding="utf-8"))
     oracle = ene_core.NLIOracle(device=device)

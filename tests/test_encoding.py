@@ -12,8 +12,8 @@ pytest.importorskip("transformers")
 
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
-from ene_core.encoding import PairEncoder
-from ene_core.oracle import DEFAULT_MODEL_DIR
+from ene_core.verifiers.encoding import PairEncoder
+from ene_core.verifiers.nli import DEFAULT_MODEL_DIR
 
 TRAINING = [
     "The Eiffel Tower is in Paris, France.",
@@ -196,7 +196,7 @@ def test_a_normaliser_that_is_not_character_by_character_falls_back() -> None:
 
 
 def test_nli_oracle_scores_parts_as_the_joined_premise(tiny_model_dir: str, device: str) -> None:
-    from ene_core.oracle import NLIOracle
+    from ene_core.verifiers.nli import NLIOracle
 
     oracle = NLIOracle(tiny_model_dir, device=device)
     assert oracle.encoder.exact

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ene_core import EvidenceNecessityGraph, InvalidInputError, NecessityEngine, OracleError
-from ene_core.oracle import Scores
-from ene_core.testing import KeywordOracle
+from ene_core.verifiers.keyword import KeywordOracle
+from ene_core.verifiers.protocol import Scores
 
 CONTEXTS = [
     "Paris is the capital of France. It has many museums.",

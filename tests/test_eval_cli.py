@@ -27,7 +27,7 @@ from ene_core.cli.batch import eval_lines
 from ene_core.cli.inputs import count_lines, parse_line, read_lines
 from ene_core.cli.outputs import AtomicOutput, ResumeState, record_key
 from ene_core.cli.progress import Progress, progress_wanted
-from ene_core.testing import KeywordOracle
+from ene_core.verifiers.keyword import KeywordOracle
 
 ROOT = Path(__file__).resolve().parents[1]
 

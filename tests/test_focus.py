@@ -8,9 +8,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ene_core import NecessityEngine
-from ene_core.oracle import Scores, blend, decide
-from ene_core.premise import PremisePacker
-from ene_core.testing import KeywordOracle
+from ene_core.engine.premise import PremisePacker
+from ene_core.verifiers.keyword import KeywordOracle
+from ene_core.verifiers.protocol import Scores
+from ene_core.verifiers.verdict import blend, decide
 
 BEST = "The fund's ongoing charge is 0.15 percent per year, taken from the fund's assets."
 WEAK = "The fund's manager joined in 2004."

@@ -33,11 +33,11 @@ from ene_core import EneError, EvidenceNecessityGraph, InvalidInputError, Necess
 from ene_core.cli.batch import eval_lines
 from ene_core.cli.inputs import parse_line, read_lines
 from ene_core.errors import ENGFormatError
-from ene_core.normalise import clean_text
 from ene_core.reports.report import summarize
 from ene_core.reports.viewer import render_html
 from ene_core.service.serve import Limits, Service
-from ene_core.testing import KeywordOracle
+from ene_core.text.normalise import clean_text
+from ene_core.verifiers.keyword import KeywordOracle
 
 pytestmark = pytest.mark.fuzz
 

@@ -15,7 +15,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from ene_core import NecessityEngine, NLIOracle, OracleOutOfMemoryError  # noqa: E402
-from ene_core.oracle import Scores, decide  # noqa: E402
+from ene_core.verifiers.protocol import Scores  # noqa: E402
+from ene_core.verifiers.verdict import decide  # noqa: E402
 
 FACTS = [
     "The Eiffel Tower was completed in 1889 and is 330 metres tall.",

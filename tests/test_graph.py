@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ene_core import ENGFormatError, ENGVersionError, EvidenceNecessityGraph, NecessityEngine
-from ene_core.testing import KeywordOracle
+from ene_core.verifiers.keyword import KeywordOracle
 
 ENGINE = NecessityEngine(KeywordOracle(), support_matrix=True)
 words = st.sampled_from(["alpha", "beta", "gamma", "délta", "ε", "🙂", "12", "3.5"])

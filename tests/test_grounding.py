@@ -1,4 +1,4 @@
-"""Amounts the evidence states (ene_core.grounding) and the engine's use of them."""
+"""Amounts the evidence states (ene_core.rules.grounding) and the engine's use of them."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ene_core import NecessityEngine
-from ene_core.grounding import amounts, computed, rivals, substitute, unstated
-from ene_core.masking import difference, masked
-from ene_core.oracle import Scores
-from ene_core.testing import KeywordOracle
+from ene_core.rules.amounts import amounts
+from ene_core.rules.grounding import computed, rivals, substitute, unstated
+from ene_core.rules.masking import difference, masked
+from ene_core.verifiers.keyword import KeywordOracle
+from ene_core.verifiers.protocol import Scores
 
 
 @pytest.mark.parametrize(

@@ -24,13 +24,13 @@ from ene_core import (
     prune,
 )
 from ene_core.cli.batch import eval_lines
+from ene_core.engine.request import load_json, parse_request
 from ene_core.errors import PruneMismatchError
 from ene_core.graph import SCHEMA_VERSION
-from ene_core.normalise import MAX_DEPTH, Normaliser, check_id, clean_text, json_depth
 from ene_core.reports.report import read_results
-from ene_core.request import load_json, parse_request
 from ene_core.service.serve import Service
-from ene_core.testing import KeywordOracle
+from ene_core.text.normalise import MAX_DEPTH, Normaliser, check_id, clean_text, json_depth
+from ene_core.verifiers.keyword import KeywordOracle
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINE = NecessityEngine(KeywordOracle())

@@ -32,8 +32,8 @@ from langchain_core.runnables import RunnableLambda, RunnableParallel, RunnableP
 from langchain_core.tools import tool
 
 from ene_core import NecessityEngine, NecessityResult, Scores, SupportOracle
-from ene_core.contexts import stable_id
-from ene_core.testing import KeywordOracle
+from ene_core.text.contexts import stable_id
+from ene_core.verifiers.keyword import KeywordOracle
 from ene_integrations.langchain import (
     CONTEXT_TAG,
     NecessityCallbackHandler,
@@ -720,7 +720,7 @@ def test_example_runs_with_the_keyword_oracle(capsys: pytest.CaptureFixture[str]
 
 
 def test_example_runs_with_the_default_verifier(capsys: pytest.CaptureFixture[str]) -> None:
-    from ene_core.oracle import DEFAULT_MODEL_DIR
+    from ene_core.verifiers.nli import DEFAULT_MODEL_DIR
 
     if not (DEFAULT_MODEL_DIR / "config.json").is_file():
         pytest.skip(f"the default verifier is not installed yet at {DEFAULT_MODEL_DIR}")

@@ -29,7 +29,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from lc_world import ScriptedChatModel, agent_script, by_keyword, make_store, text_of
 
 from ene_core import NecessityEngine, NecessityResult
-from ene_core.testing import KeywordOracle
+from ene_core.verifiers.keyword import KeywordOracle
 from ene_integrations.langchain import (
     NecessityCallbackHandler,
     NecessityPruner,

@@ -29,9 +29,9 @@ from pydantic import BaseModel
 from test_langchain_agents import retrieve, same
 
 from ene_core import NecessityEngine, StreamedClaim
-from ene_core.guard import ClaimGuard, annotate, stop
-from ene_core.streaming import same_verdict
-from ene_core.testing import KeywordOracle
+from ene_core.engine.streaming import same_verdict
+from ene_core.kit.guard import ClaimGuard, annotate, stop
+from ene_core.verifiers.keyword import KeywordOracle
 from ene_integrations.langchain import NecessityCallbackHandler
 
 QUESTION = "How tall is the Eiffel Tower?"

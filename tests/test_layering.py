@@ -8,7 +8,11 @@
   below it; ``reports`` and ``service`` are independent of each other.
 - Between the OpenTelemetry and Phoenix adapters the dependency runs one way (``otel`` may import
   ``phoenix``, never the reverse).
-- No source file of ``ene_core`` or ``ene_integrations`` is over 800 lines.
+- No source file of ``ene_core`` or ``ene_integrations`` is over 800 lines, and ``ene_core`` keeps
+  its code in packages (at most 8 top-level modules that define code).
+- The amount rules read in one direction (quantities, amounts, arithmetic, grounding), and a
+  claim's walk through them never calls back into a module that called it.
+- The old module paths still import, with a DeprecationWarning that names the new path.
 
 docs/architecture.md draws the same picture.
 """
@@ -20,8 +24,9 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 ADAPTER_LIBRARIES = ("langchain", "langchain_core", "llama_index", "opentelemetry", "phoenix")
@@ -49,65 +54,36 @@ def imported_modules(path: Path) -> set[str]:
 PACKAGES = ("ene_core", "ene_integrations")
 MAX_LINES = 800
 
-# Lowest first. ``ene_core``'s own modules are listed one by one, so a new module has to be given
-# a layer; the subpackages and ``ene_integrations`` by prefix.
+# Lowest first: a module imports only from its own layer and those below. Each of ``ene_core``'s
+# packages is a layer (by prefix), so a new module in one has its layer already; a new top-level
+# module of ``ene_core`` has to be given one here.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (
-        "engine",  # text + contexts -> ENG
-        tuple(
-            f"ene_core.{name}"
-            for name in (
-                "errors",
-                "normalise",
-                "contexts",
-                "short_answers",
-                "claims",
-                "citations",
-                "quantities",
-                "grounding",
-                "masking",
-                "arithmetic",
-                "bindings",
-                "polarity",
-                "scope",
-                "premise",
-                "encoding",
-                "oracle",
-                "graph",
-                "batcher",
-                "request",
-                "scoring",
-                "minimal_set",
-                "assembly",
-                "rounds",
-                "streaming",
-                "engine",
-                "testing",
-            )
-        ),
-    ),
-    (
-        "adapter_kit",
-        (
-            "ene_core.runs",
-            "ene_core.results",
-            "ene_core.pruning",
-            "ene_core.answer_streams",
-            "ene_core.guard",
-        ),
-    ),
+    ("base", ("ene_core.errors",)),
+    ("text", ("ene_core.text",)),  # answers, claims, contexts, words: no model
+    ("verifiers", ("ene_core.verifiers", "ene_core.testing")),  # what scores a pair
+    ("rules", ("ene_core.rules",)),  # the deterministic checks around a verifier
+    ("engine", ("ene_core.graph", "ene_core.engine")),  # text + contexts -> ENG
+    ("adapter_kit", ("ene_core.kit", "ene_core.filtering")),  # what every adapter shares
     ("reports", ("ene_core.reports",)),
     ("service", ("ene_core.service",)),
     ("cli", ("ene_core.cli",)),
-    # the public facade and the re-export shims of old module paths
-    (
-        "api",
-        ("ene_core", "ene_core.serve", "ene_core.remote", "ene_core.viewer", "ene_core.report"),
-    ),
+    ("api", ("ene_core", "ene_core._moved")),  # the public facade and the old module paths
     ("integrations", ("ene_integrations",)),
 )
 INDEPENDENT = (("reports", "service"),)  # neither imports the other
-PREFIXED = {"ene_core.reports", "ene_core.service", "ene_core.cli", "ene_integrations"}  # + .*
+PREFIXED = {  # + .*
+    "ene_core.text",
+    "ene_core.verifiers",
+    "ene_core.rules",
+    "ene_core.engine",
+    "ene_core.kit",
+    "ene_core.filtering",
+    "ene_core.reports",
+    "ene_core.service",
+    "ene_core.cli",
+    "ene_integrations",
+}
+MAX_TOP_LEVEL_MODULES = 8  # top-level modules of ene_core that define code
 
 
 def module_files() -> dict[str, Path]:
@@ -303,7 +279,7 @@ def test_the_graph_sees_submodules_packages_and_lazy_imports() -> None:
     # importing ene_core.cli.ray_backend runs ene_core/cli/__init__ first
     assert {"ene_core.cli", "ene_core.cli.ray_backend"} <= graph["ene_integrations.ray"]
     # a module's own packages are not edges: they are already being imported
-    assert "ene_core" not in graph["ene_core.engine"]
+    assert "ene_core" not in graph["ene_core.engine.necessity"]
     assert "ene_core.cli" not in graph["ene_core.cli.batch"]
 
 
@@ -327,9 +303,7 @@ def test_every_import_goes_down_the_layers() -> None:
 
 def test_the_layers_name_every_module_once() -> None:
     layers = {module: layer_of(module) for module in module_files()}
-    assert {"engine", "adapter_kit", "reports", "service", "cli", "api", "integrations"} == set(
-        layers.values()
-    )
+    assert {name for name, _ in LAYERS} == set(layers.values())
     listed = [m for _, members in LAYERS for m in members if m not in PREFIXED]
     assert len(listed) == len(set(listed))
     assert not set(listed) - set(layers), "LAYERS names a module that does not exist"
@@ -342,3 +316,116 @@ def test_no_source_file_is_over_800_lines() -> None:
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     assert long == {}
+
+
+def _defines_code(path: Path) -> bool:
+    """Whether a module defines anything: a function, a class or a name other than ``__all__``."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return True
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(not (isinstance(t, ast.Name) and t.id.startswith("__")) for t in targets):
+                return True
+    return False
+
+
+def test_ene_core_keeps_its_code_in_packages() -> None:
+    top = sorted(p.name for p in (ROOT / "ene_core").glob("*.py") if _defines_code(p))
+    assert "graph.py" in top  # the scan sees what defines code
+    assert not _defines_code(ROOT / "ene_core" / "text" / "__init__.py")  # re-exports only
+    assert len(top) <= MAX_TOP_LEVEL_MODULES, top
+
+
+# the amount rules, each reading only from the ones before it
+AMOUNT_RULES = (
+    "ene_core.rules.quantities",  # numbers and units as written
+    "ene_core.rules.amounts",  # amounts out of text
+    "ene_core.rules.arithmetic",  # what stated amounts derive
+    "ene_core.rules.grounding",  # which of a claim's amounts the evidence states; rivals
+)
+
+
+def test_the_amount_rules_import_in_one_direction() -> None:
+    graph = import_graph()
+    for i, module in enumerate(AMOUNT_RULES):
+        later = set(AMOUNT_RULES[i + 1 :])
+        assert not graph[module] & later, f"{module} imports {graph[module] & later}"
+
+
+def _module_walk(run: Callable[[], object]) -> list[list[str]]:
+    """The stacks of amount-rule modules seen at every call made while ``run`` runs, each stack
+    with a module's consecutive frames folded into one."""
+    import inspect
+
+    stacks: list[list[str]] = []
+
+    def profile(frame: Any, event: str, arg: object) -> None:
+        if event != "call":
+            return
+        mods = []
+        for info in inspect.getouterframes(frame, 0)[::-1]:
+            name = info.frame.f_globals.get("__name__", "")
+            if name in AMOUNT_RULES and (not mods or mods[-1] != name):
+                mods.append(name)
+        stacks.append(mods)
+
+    sys.setprofile(profile)
+    try:
+        run()
+    finally:
+        sys.setprofile(None)
+    return stacks
+
+
+def test_a_claim_enters_each_amount_rule_once_per_stage() -> None:
+    """Following a claim through the amount rules (what the evidence states, what it computes,
+    what a comparison derives), no module is called back by a module it called."""
+    from ene_core.rules.arithmetic import derive
+    from ene_core.rules.grounding import computed, rivals, unstated
+
+    claim = "The 2 km walk took about 40 minutes, 15 minutes longer than the 25 minute ride."
+    premise = "The ride takes 25 minutes. The walk of 2 km takes 40 minutes, from 1998 to 2004."
+    found: list[list[str]] = []
+    found += _module_walk(lambda: unstated(claim + " ", premise))
+    found += _module_walk(lambda: computed(claim + "  ", premise))
+    found += _module_walk(lambda: [rivals(a, premise, claim=claim) for a in unstated(claim, "")])
+    found += _module_walk(lambda: derive(claim + "   ", premise.split(". ")))
+    assert {m for stack in found for m in stack} == set(AMOUNT_RULES)  # every module walked
+    back = [stack for stack in found if len(stack) != len(set(stack))]
+    assert back == []
+
+
+def test_old_module_paths_still_import_with_a_warning() -> None:
+    """Every old path answers with the new module's names, after a DeprecationWarning naming
+    the new path; the public names stay where they were."""
+    import importlib
+    import warnings
+
+    import ene_core
+    from ene_core import _moved
+
+    for old, homes in _moved.MOVED.items():
+        sys.modules.pop(old, None)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            module = importlib.import_module(old)
+        assert any(
+            issubclass(w.category, DeprecationWarning) and homes[0] in str(w.message)
+            for w in caught
+        ), old
+        new = importlib.import_module(homes[0])
+        for name in getattr(new, "__all__", ()):
+            assert getattr(module, name) is getattr(new, name), (old, name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from ene_core.grounding import _derived, amounts  # split: names from each new home
+        from ene_core.oracle import NLIOracle, Scores, decide
+
+        from ene_core.rules.amounts import amounts as new_amounts
+        from ene_core.rules.arithmetic import derivable
+
+    assert (_derived, amounts) == (derivable, new_amounts)
+    assert (NLIOracle, Scores, decide) == (ene_core.NLIOracle, ene_core.Scores, ene_core.decide)
+    for name in ene_core.__all__:
+        assert getattr(ene_core, name) is not None

@@ -646,7 +646,7 @@ def test_example_runs_with_the_keyword_oracle(capsys) -> None:
 
 
 def test_example_runs_with_the_default_verifier(capsys) -> None:
-    from ene_core.oracle import DEFAULT_MODEL_DIR
+    from ene_core.verifiers.nli import DEFAULT_MODEL_DIR
 
     if not (DEFAULT_MODEL_DIR / "config.json").is_file():
         pytest.skip(f"the default verifier is not installed at {DEFAULT_MODEL_DIR}")

@@ -39,9 +39,9 @@ from pydantic import Field
 from test_llama_index import DOCS, ExtractiveLLM
 
 from ene_core import NecessityEngine, StreamedClaim
-from ene_core.guard import ClaimGuard, stop
-from ene_core.streaming import same_verdict
-from ene_core.testing import KeywordOracle
+from ene_core.engine.streaming import same_verdict
+from ene_core.kit.guard import ClaimGuard, stop
+from ene_core.verifiers.keyword import KeywordOracle
 from ene_integrations import llama_index as eli
 
 QUESTION = "Tell me about Paris, the Eiffel Tower and bananas."

@@ -22,8 +22,8 @@ from ene_core import (  # noqa: E402
     OracleError,
     OracleOutOfMemoryError,
 )
-from ene_core.oracle import DEVICE_ENV, label_indices  # noqa: E402
 from ene_core.testing import make_tiny_nli_model  # noqa: E402
+from ene_core.verifiers.nli import DEVICE_ENV, label_indices  # noqa: E402
 
 PAIRS = [
     ("The cat sat on the mat. " * (i % 7 + 1) + "Paris is the capital.", f"The cat sat {i}.")

@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ene_core import EvidenceNecessityGraph, NecessityEngine
-from ene_core.contexts import Context, canonical_order
-from ene_core.premise import PremisePacker
-from ene_core.testing import KeywordOracle
+from ene_core.engine.premise import PremisePacker
+from ene_core.text.contexts import Context, canonical_order
+from ene_core.verifiers.keyword import KeywordOracle
 
 WORDS = ["alpha", "beta", "gamma", "delta", "tower", "paris", "3", "7", "12"]
 sentence = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(
@@ -142,7 +142,7 @@ TINY_ANSWER = "The cat sat on the mat. Paris is the capital of France. The cat i
 
 @pytest.fixture(scope="module")
 def tiny_engine(tiny_model_dir: str) -> NecessityEngine:
-    from ene_core.oracle import NLIOracle
+    from ene_core.verifiers.nli import NLIOracle
 
     # A random model scores every pair near 1/3, differing in the last digits. With the
     # threshold at the median of some pairs' entailment, verdicts are mixed and flip with any
@@ -179,7 +179,7 @@ def test_tiny_nli_model_exercises_every_path(tiny_engine: NecessityEngine) -> No
 @pytest.fixture(scope="module")
 def default_engine_model() -> NecessityEngine:
     pytest.importorskip("torch")
-    from ene_core.oracle import DEFAULT_MODEL_DIR, NLIOracle
+    from ene_core.verifiers.nli import DEFAULT_MODEL_DIR, NLIOracle
 
     if not (DEFAULT_MODEL_DIR / "config.json").exists():
         pytest.fail("the shipped default verifier is missing")

@@ -13,9 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ene_core import EvidenceNecessityGraph, NecessityEngine, OracleError
-from ene_core.oracle import Scores
-from ene_core.premise import EvidenceIndex, PremisePacker, content_words
-from ene_core.testing import KeywordOracle
+from ene_core.engine.premise import EvidenceIndex, PremisePacker
+from ene_core.text.words import content_words
+from ene_core.verifiers.keyword import KeywordOracle
+from ene_core.verifiers.protocol import Scores
 
 FACTS = [
     "Paris is the capital of France.",
@@ -163,7 +164,7 @@ def test_an_oracle_failure_mid_round_fails_the_requests_of_the_round() -> None:
 
 
 def test_nli_oracle_overlap_gives_bitwise_the_same_engs(tiny_model_dir: str, device: str) -> None:
-    from ene_core.oracle import NLIOracle
+    from ene_core.verifiers.nli import NLIOracle
 
     batch = requests(16)
     engs = {}

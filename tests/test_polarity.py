@@ -1,5 +1,5 @@
-"""Negation written another way or not at all (ene_core.polarity), a clause that opens like the
-claim read alone (ene_core.bindings.own_clause), and the engine's use of them."""
+"""Negation written another way or not at all (ene_core.rules.polarity), a clause that opens like the
+claim read alone (ene_core.rules.bindings.own_clause), and the engine's use of them."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ene_core import NecessityEngine
-from ene_core.bindings import own_clause
-from ene_core.polarity import align, flipped, opposite, turned
-from ene_core.premise import PremisePacker
-from ene_core.testing import KeywordOracle
+from ene_core.engine.premise import PremisePacker
+from ene_core.rules.bindings import own_clause
+from ene_core.rules.polarity import align, flipped, opposite, turned
+from ene_core.verifiers.keyword import KeywordOracle
 
 
 @pytest.mark.parametrize(
@@ -177,14 +177,14 @@ SENTENCE = st.lists(PIECES, max_size=14).map(" ".join)
 
 @given(SENTENCE, st.lists(SENTENCE, max_size=3))
 def test_the_rules_never_raise_and_answer_alike(claim: str, parts: list[str]) -> None:
-    from ene_core.bindings import (
+    from ene_core.rules.bindings import (
         other_holder,
         other_subject,
         other_value,
         reversed_route,
         same_opening,
     )
-    from ene_core.scope import narrowed
+    from ene_core.rules.scope import narrowed
 
     for rule in (flipped, opposite, turned, other_value, other_holder, reversed_route, narrowed):
         found = rule(claim, parts)

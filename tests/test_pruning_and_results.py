@@ -12,7 +12,7 @@ from ene_core import (
     NecessityEngine,
     prune,
 )
-from ene_core.testing import KeywordOracle
+from ene_core.verifiers.keyword import KeywordOracle
 
 CONTEXTS = [
     "Paris is the capital of France.",

@@ -19,7 +19,7 @@ from ene_core import (
     PruneMismatchError,
     prune,
 )
-from ene_core.pruning import KEEP_POLICIES, SafeMargins, tokens_saved_by_policy, uncertain
+from ene_core.kit.pruning import KEEP_POLICIES, SafeMargins, tokens_saved_by_policy, uncertain
 
 # The example: the 330-metre chunk proves the first claim wrong.
 CONTEXTS = [

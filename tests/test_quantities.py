@@ -1,4 +1,4 @@
-"""Amounts written another way (ene_core.quantities) and their use in premise packing."""
+"""Amounts written another way (ene_core.rules.quantities) and their use in premise packing."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ene_core import NecessityEngine, PremisePacker
-from ene_core.quantities import align, quantities
-from ene_core.testing import KeywordOracle
+from ene_core.rules.quantities import align, quantities
+from ene_core.verifiers.keyword import KeywordOracle
 
 
 @pytest.mark.parametrize(

@@ -12,8 +12,8 @@ import pytest
 
 from ene_core import EvidenceNecessityGraph, NecessityEngine
 from ene_core.cli import main
-from ene_core.report import percentile, read_results, summarize
-from ene_core.testing import KeywordOracle
+from ene_core.reports.report import percentile, read_results, summarize
+from ene_core.verifiers.keyword import KeywordOracle
 
 WIKI, BLOG = {"source": "wiki"}, {"source": "blog"}
 

@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ene_core import EneError, EvidenceNecessityGraph, NecessityEngine
-from ene_core.normalise import clean_text
-from ene_core.testing import KeywordOracle
+from ene_core.text.normalise import clean_text
+from ene_core.verifiers.keyword import KeywordOracle
 
 ENGINE = NecessityEngine(KeywordOracle())
 unicode_text = st.text(alphabet=st.characters(codec="utf-8"), max_size=200)

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ene_core import IncompleteRequestError, NecessityDispatcher, NecessityEngine
-from ene_core.runs import Message, RunRecorder, dispatch_decision, normalise
-from ene_core.testing import KeywordOracle
+from ene_core.kit.runs import Message, RunRecorder, dispatch_decision, normalise
+from ene_core.verifiers.keyword import KeywordOracle
 
 PARIS = {"id": "paris", "text": "Paris is the capital of France."}
 TOWER = {"id": "tower", "text": "The Eiffel Tower is 330 metres tall."}

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ene_core import NecessityEngine
-from ene_core.scope import excepted, narrowed
-from ene_core.testing import KeywordOracle
+from ene_core.rules.scope import excepted, narrowed
+from ene_core.verifiers.keyword import KeywordOracle
 
 PLANS = "Email support is available to all customers; phone support is only available on the Enterprise plan."
 RATES = "Breakfast is served from 7:00 to 10:30 and is included in all rates except the Saver rate."

@@ -39,11 +39,11 @@ from ene_core import (  # noqa: E402
     ServiceUnavailableError,
 )
 from ene_core.cli import build_engine, main  # noqa: E402
+from ene_core.engine.request import parse_request  # noqa: E402
 from ene_core.graph import SCHEMA_VERSION  # noqa: E402
-from ene_core.remote import RemoteEngine  # noqa: E402
-from ene_core.request import parse_request  # noqa: E402
-from ene_core.serve import Limits, ServeConfig, Service  # noqa: E402
-from ene_core.testing import KeywordOracle  # noqa: E402
+from ene_core.service.remote import RemoteEngine  # noqa: E402
+from ene_core.service.serve import Limits, ServeConfig, Service  # noqa: E402
+from ene_core.verifiers.keyword import KeywordOracle  # noqa: E402
 
 TOKEN = "test-token-" + uuid.uuid4().hex
 REQUESTS: list[dict[str, Any]] = [
@@ -263,7 +263,7 @@ def test_a_failing_evaluation_is_a_500_and_the_service_answers_on() -> None:
 
 def test_importing_ene_needs_neither_ray_nor_httpx() -> None:
     code = (
-        "import sys, ene_core, ene_core.cli, ene_core.serve, ene_core.remote\n"
+        "import sys, ene_core, ene_core.cli, ene_core.service.serve, ene_core.service.remote\n"
         "ene_core.cli.make_parser().parse_args(['serve'])\n"
         "loaded = [m for m in ('ray', 'httpx', 'starlette', 'torch') if m in sys.modules]\n"
         "assert not loaded, loaded"
@@ -412,7 +412,7 @@ async def test_langchain_handler_and_pruner_on_the_service(
 
 CLIENT = """
 import json, sys
-from ene_core.remote import RemoteEngine
+from ene_core.service.remote import RemoteEngine
 url, token, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 with RemoteEngine(url, token=token, timeout=60) as engine:
     futures = [engine.submit(f"Item {i} is red.", [f"Item {i} is red.", "Noise."], id=str(i))

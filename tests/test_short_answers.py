@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ene_core import SCHEMA_VERSION, EvidenceNecessityGraph, NecessityEngine
-from ene_core.claims import read_with_question, split_claims
 from ene_core.cli import main
 from ene_core.reports.viewer import render_html
-from ene_core.short_answers import (
+from ene_core.text.claims import read_with_question, split_claims
+from ene_core.text.short_answers import (
     answer_hypothesis,
     is_fragment,
     qa_hypothesis,
@@ -201,7 +201,7 @@ def test_the_data_scripts_use_the_engines_functions() -> None:
     import synth_nli
     import synth_v3
 
-    from ene_core import short_answers
+    from ene_core.text import short_answers
 
     assert synth_nli.question_to_claim is short_answers.question_to_claim
     assert synth_v3.question_to_claim is short_answers.question_to_claim
@@ -288,7 +288,7 @@ def test_punctuation_or_citation_only_answers_are_a_warning(
 
 @pytest.fixture(scope="module")
 def module_engine() -> NecessityEngine:
-    from ene_core.testing import KeywordOracle
+    from ene_core.verifiers.keyword import KeywordOracle
 
     engine = NecessityEngine(KeywordOracle())
     yield engine

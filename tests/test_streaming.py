@@ -17,12 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ene_core import NecessityEngine, Scores, StreamClosedError
-from ene_core.claims import split_claims
+from ene_core.engine.streaming import ClaimStream, SentenceTracker, same_verdict
 from ene_core.errors import InvalidInputError, OracleError
 from ene_core.graph import Claim, EvidenceNecessityGraph
-from ene_core.guard import ClaimGuard, annotate, replace
-from ene_core.streaming import ClaimStream, SentenceTracker, same_verdict
-from ene_core.testing import KeywordOracle
+from ene_core.kit.guard import ClaimGuard, annotate, replace
+from ene_core.text.claims import split_claims
+from ene_core.verifiers.keyword import KeywordOracle
 
 CONTEXTS = [
     "Paris is the capital of France.",

@@ -8,8 +8,9 @@ import pytest
 
 from ene_core import EvidenceNecessityGraph, NecessityEngine
 from ene_core.errors import InvalidInputError
-from ene_core.oracle import Scores, decide
-from ene_core.testing import KeywordOracle
+from ene_core.verifiers.keyword import KeywordOracle
+from ene_core.verifiers.protocol import Scores
+from ene_core.verifiers.verdict import decide
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Value lists (ene_core.bindings.other_value): a claim that gives one thing the value an
+"""Value lists (ene_core.rules.bindings.other_value): a claim that gives one thing the value an
 evidence sentence gives another; and the engine's use of it."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ene_core import NecessityEngine
-from ene_core.bindings import other_value
-from ene_core.oracle import Scores
-from ene_core.testing import KeywordOracle
+from ene_core.rules.bindings import other_value
+from ene_core.verifiers.keyword import KeywordOracle
+from ene_core.verifiers.protocol import Scores
 
 MEALS = "Meal expenses are reimbursed up to 25 euros for lunch and 40 euros for dinner."
 SPEEDS = (

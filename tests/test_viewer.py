@@ -13,9 +13,9 @@ import pytest
 
 from ene_core import EvidenceNecessityGraph, NecessityEngine
 from ene_core.cli import main
-from ene_core.report import summarize
-from ene_core.testing import KeywordOracle
-from ene_core.viewer import JS, render_eng, render_html
+from ene_core.reports.report import summarize
+from ene_core.reports.viewer import JS, render_eng, render_html
+from ene_core.verifiers.keyword import KeywordOracle
 
 PAYLOAD = '<script>window.pwned=1</script><img src=x onerror="alert(\'x\')"> & "quoted"'
 

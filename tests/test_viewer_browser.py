@@ -26,9 +26,9 @@ from typing import Any
 import pytest
 
 from ene_core import NecessityEngine
-from ene_core.report import summarize
-from ene_core.testing import KeywordOracle
-from ene_core.viewer import render_html
+from ene_core.reports.report import summarize
+from ene_core.reports.viewer import render_html
+from ene_core.verifiers.keyword import KeywordOracle
 
 # Would mark the document if it ever ran: as a script, an event handler or a <svg onload>.
 PAYLOAD = (

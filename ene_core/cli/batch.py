@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, Literal
 
-from ..engine import Engine
+from ..engine.necessity import Engine
 from .inputs import Item, RawLine, parse_line
 from .progress import Progress
 

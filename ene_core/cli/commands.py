@@ -23,7 +23,7 @@ from ..errors import EneError
 from ..service.options import build_engine, engine_options
 
 if TYPE_CHECKING:
-    from ..engine import Engine
+    from ..engine.necessity import Engine
     from ..graph import EvidenceNecessityGraph
     from .batch import RunSummary
     from .outputs import ResumeState

@@ -14,8 +14,8 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from ..engine.request import Request, parse_request
 from ..errors import EneError
-from ..request import Request, parse_request
 
 READ_SIZE = 1 << 20  # bytes per read of an input file
 _LINE_END = re.compile(rb"\r\n|\n|\r")

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine import Engine
+from ..engine.necessity import Engine
 from ..errors import EneError
 from .inputs import Item
 

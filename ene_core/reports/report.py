@@ -287,7 +287,7 @@ def summarize(
 ) -> Report:
     """Aggregate statistics over ``engs`` (``failed``: requests that produced no graph).
 
-    "tokens pruning saves" follows :func:`ene_core.pruning.prune` with its default policy
+    "tokens pruning saves" follows :func:`ene_core.kit.pruning.prune` with its default policy
     (``"safe"``); ``pruning`` has one rate per keep policy. A request with no supported claim
     keeps everything, so it saves nothing.
     """

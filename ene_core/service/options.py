@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import EneError
 
 if TYPE_CHECKING:
-    from ..engine import Engine
+    from ..engine.necessity import Engine
 
 
 def build_engine(args: argparse.Namespace) -> Engine:
@@ -34,18 +34,18 @@ def build_engine(args: argparse.Namespace) -> Engine:
                 "`ene serve` instead, or drop --remote"
             )
         return RemoteEngine(args.remote, timeout=args.remote_timeout)
-    from ..engine import NecessityEngine
+    from ..engine.necessity import NecessityEngine
 
     citation_base = getattr(args, "citation_base", None)
     base = 1 if citation_base is None else citation_base
     contra = getattr(args, "contradiction_threshold", None)
     if args.oracle == "keyword":
-        from ..testing import KeywordOracle
+        from ..verifiers.keyword import KeywordOracle
 
         return NecessityEngine(
             KeywordOracle(), args.threshold, contradiction_threshold=contra, citation_base=base
         )
-    from ..oracle import NLIOracle
+    from ..verifiers.nli import NLIOracle
 
     oracle = NLIOracle(args.model, device=args.device, batch_size=args.batch_size)
     return NecessityEngine(

@@ -4,7 +4,7 @@
   :func:`instrument` the process; each root run (an LCEL chain, a ``create_agent`` agent, a
   LangGraph graph) is evaluated on what its answering model saw and said, off the request path
   by default. The handler only translates callbacks into :class:`ene_core.RunRecorder` events;
-  the rules (which answer, which contexts, which question) live in :mod:`ene_core.runs`.
+  the rules (which answer, which contexts, which question) live in :mod:`ene_core.kit.runs`.
 * :func:`tag_context` - mark the step whose output is the context the model saw (after a
   rerank or filter, or when the prompt shows the documents rewritten).
 * :func:`report_documents` - tell the handler about documents it cannot see being retrieved
@@ -27,9 +27,9 @@ from ene_core import (  # noqa: F401
     default_engine,
     prune,
 )
-from ene_core.pruning import KEEP_POLICIES, KeepPolicy  # noqa: F401
-from ene_core.results import ExpiringDict, Mode  # noqa: F401
-from ene_core.runs import (  # noqa: F401
+from ene_core.kit.pruning import KEEP_POLICIES, KeepPolicy  # noqa: F401
+from ene_core.kit.results import ExpiringDict, Mode  # noqa: F401
+from ene_core.kit.runs import (  # noqa: F401
     Message,
     RunDecision,
     RunRecorder,

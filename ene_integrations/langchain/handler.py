@@ -24,9 +24,9 @@ from langchain_core.outputs import LLMResult
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from ene_core import Engine, EvidenceNecessityGraph, NecessityDispatcher, NecessityResult
-from ene_core.answer_streams import AnswerStreams, OnClaim, OnRetract
-from ene_core.results import ExpiringDict, Mode
-from ene_core.runs import RunDecision, RunRecorder, dispatch_decision
+from ene_core.kit.answer_streams import AnswerStreams, OnClaim, OnRetract
+from ene_core.kit.results import ExpiringDict, Mode
+from ene_core.kit.runs import RunDecision, RunRecorder, dispatch_decision
 
 from .translate import (
     _answer_text,
@@ -156,7 +156,7 @@ class NecessityCallbackHandler(BaseCallbackHandler):
     streams (``stream``, ``astream``, ``astream_events``, LangGraph ``stream_mode="messages"``),
     for the model calls that may write the answer; ``on_retract(run_id, claims)``: verdicts
     emitted for a call that turned out not to be the answer (see
-    :mod:`ene_core.answer_streams` for the rule). The ENG is the same as without it.
+    :mod:`ene_core.kit.answer_streams` for the rule). The ENG is the same as without it.
     """
 
     raise_error = False

@@ -13,8 +13,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from ene_core import Engine, EvidenceNecessityGraph, default_engine, prune
-from ene_core.pruning import DEFAULT_KEEP, KEEP_POLICIES, KeepPolicy
-from ene_core.runs import normalise
+from ene_core.kit.pruning import DEFAULT_KEEP, KEEP_POLICIES, KeepPolicy
+from ene_core.kit.runs import normalise
 
 from .translate import _artifact_documents, _is_document, _text
 
@@ -28,7 +28,7 @@ class NecessityPruner(Runnable[Mapping[str, Any], dict[str, Any]]):
     (``context_key``) and, optionally, the question. Output: the same mapping with the documents
     reduced by the ``keep`` policy (default ``"safe"``: the ENG's minimal sufficient set plus the
     documents that contradict a claim or back an uncertain verdict; ``"minimal"``, ``"necessary"``,
-    ``"cited"``: see :mod:`ene_core.pruning`), plus ``evidence`` (the ENG) and
+    ``"cited"``: see :mod:`ene_core.kit.pruning`), plus ``evidence`` (the ENG) and
     ``tokens_before``/``tokens_after``::
 
         RunnableParallel({"context": retriever, "question": RunnablePassthrough()})
@@ -195,7 +195,7 @@ class _PruneJob:
 
 
 def _doc_key(doc: Any) -> str:
-    """A document's identity, as :mod:`ene_core.runs` sees it: its id, else its text."""
+    """A document's identity, as :mod:`ene_core.kit.runs` sees it: its id, else its text."""
     if isinstance(doc, Mapping):
         ident, text = doc.get("id"), doc["page_content"]
     else:

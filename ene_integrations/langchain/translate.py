@@ -1,4 +1,4 @@
-"""LangChain values -> the plain values :mod:`ene_core.runs` reads: messages, the documents
+"""LangChain values -> the plain values :mod:`ene_core.kit.runs` reads: messages, the documents
 in run outputs and tool artifacts, a model call's answer text."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from langchain_core.messages import (
 )
 from langchain_core.outputs import LLMResult
 
-from ene_core.runs import Message
+from ene_core.kit.runs import Message
 
 _ROLES = {"human": "user", "user": "user", "ai": "assistant", "assistant": "assistant"}
 
@@ -89,7 +89,7 @@ def _messages(value: Any) -> list[Message] | None:
 
 
 def _plain(value: Any) -> Any:
-    """A root input or output as :mod:`ene_core.runs` reads it (messages become Message)."""
+    """A root input or output as :mod:`ene_core.kit.runs` reads it (messages become Message)."""
     if isinstance(value, BaseMessage):
         return _message(value)
     if isinstance(value, Mapping):

@@ -62,11 +62,11 @@ from ene_core import (  # noqa: F401
     dispatch_decision,
     prune,
 )
-from ene_core.contexts import stable_id  # noqa: F401
 from ene_core.graph import SOURCE_KEY  # noqa: F401
-from ene_core.pruning import KeepPolicy  # noqa: F401
-from ene_core.results import Mode  # noqa: F401
-from ene_core.runs import normalise  # noqa: F401
+from ene_core.kit.pruning import KeepPolicy  # noqa: F401
+from ene_core.kit.results import Mode  # noqa: F401
+from ene_core.kit.runs import normalise  # noqa: F401
+from ene_core.text.contexts import stable_id  # noqa: F401
 
 from .engines import NecessityChatEngine, NecessityQueryEngine
 from .handler import NecessityHandler

@@ -25,7 +25,7 @@ from llama_index.core.chat_engine.types import (
 from llama_index.core.schema import QueryBundle
 
 from ene_core import Engine
-from ene_core.pruning import DEFAULT_KEEP, KeepPolicy
+from ene_core.kit.pruning import DEFAULT_KEEP, KeepPolicy
 
 from .install import installed_handler
 from .pruning import _Answered, aprune_unused, prune_unused

@@ -49,11 +49,11 @@ from ene_core import (
     RunRecorder,
     dispatch_decision,
 )
-from ene_core.answer_streams import AnswerStreams, OnClaim, OnRetract
-from ene_core.contexts import stable_id
 from ene_core.graph import SOURCE_KEY
-from ene_core.results import Mode
-from ene_core.runs import normalise
+from ene_core.kit.answer_streams import AnswerStreams, OnClaim, OnRetract
+from ene_core.kit.results import Mode
+from ene_core.kit.runs import normalise
+from ene_core.text.contexts import stable_id
 
 from .streams import _as_async, _atap, _tap
 from .translate import (
@@ -132,13 +132,13 @@ class NecessityHandler:
 
     Results by request id, by the object the app got, or by callback. Use :func:`instrument`
     rather than constructing one; the options are the ones of
-    :class:`~ene_core.results.NecessityDispatcher` (``mode="inline"`` evaluates before the
+    :class:`~ene_core.kit.results.NecessityDispatcher` (``mode="inline"`` evaluates before the
     answer is returned, blocking the calling thread - for ``aquery`` the event loop - for at most
     ``inline_timeout_s``; streams are evaluated when exhausted), plus ``attach_metadata``, and
     ``on_claim(request_id, claim)`` / ``on_retract(request_id, claims)``: each claim's verdict
     while a streamed answer is being read (``StreamingResponse``, ``AsyncStreamingResponse``,
     ``stream_chat`` / ``astream_chat``, an agent's streamed LLM calls; see
-    :mod:`ene_core.answer_streams`).
+    :mod:`ene_core.kit.answer_streams`).
     """
 
     def __init__(

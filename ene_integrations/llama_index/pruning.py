@@ -19,7 +19,7 @@ from llama_index.core.chat_engine.types import AgentChatResponse, StreamingAgent
 from llama_index.core.schema import NodeWithScore
 
 from ene_core import Engine, EvidenceNecessityGraph, InvalidInputError, default_engine, prune
-from ene_core.pruning import DEFAULT_KEEP, KeepPolicy, PruneResult
+from ene_core.kit.pruning import DEFAULT_KEEP, KeepPolicy, PruneResult
 
 from .handler import NecessityHandler
 from .install import installed_handler
@@ -106,7 +106,8 @@ def prune_unused(
     ``StreamingAgentChatResponse`` (their copies are a ``Response`` / ``AgentChatResponse``).
     The original is never modified. Keeps the nodes the ``keep`` policy keeps, in order (default
     ``"safe"``: the ENG's minimal sufficient set plus the nodes that contradict a claim or back an
-    uncertain verdict; ``"minimal"``, ``"necessary"``, ``"cited"``: see :mod:`ene_core.pruning`).
+    uncertain verdict; ``"minimal"``, ``"necessary"``, ``"cited"``: see
+    :mod:`ene_core.kit.pruning`).
     The copy's ``metadata["ene"]`` holds the graph and ``metadata["ene_pruning"]`` the kept and
     dropped node ids, ``tokens_saved``, the reason, the ``policy`` and ``why`` each kept node was
     kept (node id -> reasons). The graph is reused from the installed handler when it covers

@@ -12,7 +12,7 @@ from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
 from ene_core import Message, NecessityResult
-from ene_core.contexts import stable_id
+from ene_core.text.contexts import stable_id
 
 logger = logging.getLogger("ene.llama_index")
 

@@ -1,0 +1,391 @@
+"""The driver: many requests' plans run in lock-step, and every check of every plan goes
+through the oracle in one batch per step, after de-duplication and the score cache.
+
+A plan (:mod:`ene_core.engine.rounds`) is a generator that yields the (premise, claim) checks it
+needs next and receives their scores; its request's :class:`_Tally` keeps the counters and the
+clock.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import OracleError
+from ..graph import EvidenceNecessityGraph
+from ..verifiers.protocol import Scores, SupportOracle
+from ..verifiers.verdict import blend
+from .premise import Premise
+from .request import Request
+
+Check = tuple[Premise, str]
+Plan = Generator[list[Check], list[Scores], Any]  # an ENG (a ClaimsRequest: its claims)
+
+
+@dataclass
+class _Tally:
+    """One request's counters and clocks while its plan runs.
+
+    ``compute`` is the request's own share of the work, in seconds: the time its plan steps
+    ran, plus its share of every batched scoring round (see ``NecessityEngine._score_round``);
+    ``step_started`` is when its current plan step began.
+    """
+
+    checks: int = 0
+    forward: int = 0
+    focus: int = 0  # of those, premises also read as their focus
+    hits: int = 0
+    empty: int = 0
+    truncated: int = 0
+    started: float = field(default_factory=time.perf_counter)
+    compute: float = 0.0
+    step_started: float = 0.0
+
+    def step(self, plan: Plan, scores: list[Scores] | None) -> list[Check]:
+        """Run the plan's next step, timing it as this request's own work."""
+        self.step_started = time.perf_counter()
+        try:
+            return next(plan) if scores is None else plan.send(scores)
+        finally:
+            self.compute += time.perf_counter() - self.step_started
+
+
+class ScoreCache:
+    """LRU of oracle scores keyed by (model, premise, hypothesis). Bounded; oldest evicted first."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._data: OrderedDict[tuple[str, str, str], Scores] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str, str]) -> Scores | None:
+        with self._lock:
+            value = self._data.get(key)
+            if value is not None:
+                self._data.move_to_end(key)
+            return value
+
+    def put(self, key: tuple[str, str, str], value: Scores) -> None:
+        if self.size <= 0:
+            return
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            while len(self._data) > self.size:
+                self._data.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+class PlanDriver:
+    """Runs the plans of many requests in lock-step and scores their checks in batches: a part of
+    :class:`~ene_core.engine.necessity.NecessityEngine`."""
+
+    oracle: SupportOracle
+    cache: ScoreCache
+
+    if TYPE_CHECKING:  # one request's plan: ene_core.engine.rounds.PlanRounds
+
+        def _plan(self, request: Request, tally: _Tally, tokens: Mapping[str, int]) -> Plan: ...
+
+    def _run(self, requests: Sequence[Request]) -> list[EvidenceNecessityGraph | BaseException]:
+        outcomes: list[EvidenceNecessityGraph | BaseException | None] = [None] * len(requests)
+        tallies = [_Tally() for _ in requests]
+        plans: dict[int, Plan] = {}
+        asks: dict[int, list[Check]] = {}
+        counting = time.perf_counter()
+        # a streamed answer's sentences (ClaimsRequest) need no token counts: they get no ENG
+        tokens = self._count_tokens(
+            {c.text for r in requests if type(r) is Request for c in r.contexts}
+        )
+        _share(tallies, time.perf_counter() - counting, [_text_size(r) for r in requests])
+        for i, request in enumerate(requests):
+            try:
+                plans[i] = self._plan(request, tallies[i], tokens)
+                asks[i] = tallies[i].step(plans[i], None)
+            except StopIteration as done:
+                outcomes[i] = done.value
+            except Exception as exc:
+                outcomes[i] = exc
+        while asks:
+            next_asks: dict[int, list[Check]] = {}
+            try:
+                # Each plan takes its next step as soon as its own scores are in, while the
+                # model scores the rest of the round (see ``_score_round``).
+                for i, scores in self._score_round(asks, tallies):
+                    try:
+                        next_asks[i] = tallies[i].step(plans[i], scores)
+                    except StopIteration as done:
+                        outcomes[i] = done.value
+                    except Exception as exc:
+                        outcomes[i] = exc
+            except Exception as exc:
+                error = (
+                    exc if isinstance(exc, OracleError) else OracleError(f"oracle failed: {exc!r}")
+                )
+                for i in asks:
+                    outcomes[i] = error
+                break
+            asks = dict(sorted(next_asks.items()))  # request order, as the plans started
+        return [o if o is not None else OracleError("evaluation did not finish") for o in outcomes]
+
+    def _count_tokens(self, texts: set[str]) -> dict[str, int]:
+        """Tokens per context text: one batched call where the oracle offers it."""
+        unique = sorted(texts)
+        many = getattr(self.oracle, "count_tokens_many", None)
+        one = getattr(self.oracle, "count_tokens", None)
+        if many is not None:
+            counts = list(many(unique))
+        elif one is not None:
+            counts = [one(t) for t in unique]
+        else:
+            counts = [len(t.split()) for t in unique]
+        return dict(zip(unique, counts, strict=True))
+
+    def _score_round(
+        self, asks: Mapping[int, list[Check]], tallies: list[_Tally]
+    ) -> Iterator[tuple[int, list[Scores]]]:
+        """Score every check of this round: empty premises and cache first, the rest in one
+        oracle call; yields each request's scores as soon as they are all in.
+
+        With an oracle whose ``overlap`` is on (:class:`~ene_core.verifiers.nli.NLIOracle` on CUDA:
+        its ``score_parts`` reports each forward pass through ``on_scored``) and more than one
+        request in the round, the call runs on a worker thread and the caller steps the plans
+        whose scores are in while the model runs the rest (torch and the tokenizers release the
+        GIL). The call and its scores are the same either way; no plan reads another's scores.
+
+        Each request's ``compute`` gets its share of the round: of the model's time, pass by
+        pass, in proportion to the text (premise and claim characters, a proxy for model tokens)
+        of its pairs in the pass; of the bookkeeping, in proportion to the text it sent to the
+        model in the round, or to its checks when no request sent any.
+        """
+        started = time.perf_counter()
+        model = self.oracle.name
+        todo: dict[tuple[str, str, str], tuple[Premise, int]] = {}  # fresh pair -> its sender
+        place: dict[tuple[str, str, str], int] = {}  # a fresh pair's index in ``todo``
+        needs: dict[int, set[int]] = {i: set() for i in asks}  # the fresh pairs each waits for
+        weights = dict.fromkeys(asks, 0)
+        for i, checks in asks.items():
+            tally = tallies[i]
+            tally.checks += len(checks)
+            for premise, claim in checks:
+                key = (model, premise.key, claim)
+                if not premise.text:
+                    tally.empty += 1
+                elif key in todo:
+                    tally.hits += 1
+                    needs[i].add(place[key])
+                elif self.cache.get(key) is not None:
+                    tally.hits += 1
+                else:
+                    needs[i].add(place.setdefault(key, len(todo)))
+                    todo[key] = (premise, i)
+                    tally.forward += 1
+                    tally.focus += bool(premise.focus)
+                    weights[i] += _size(premise, claim)
+        if not any(weights.values()):
+            weights = {i: len(checks) for i, checks in asks.items()}
+        pending = list(todo.items())
+        fresh: dict[tuple[str, str, str], Scores] = {}
+
+        def store(done: Sequence[int], scores: Sequence[Scores], seconds: float) -> list[int]:
+            """Keep a forward pass's scores, charge its time to the requests that sent its
+            pairs; the requests that now have all their scores."""
+            senders: dict[int, int] = {}
+            ready = []
+            for n, computed in zip(done, scores, strict=True):
+                _validate(computed)
+                key, (premise, sender) = pending[n]
+                fresh[key] = computed
+                senders[sender] = senders.get(sender, 0) + _size(premise, key[2])
+                for i in waiting.pop(n, ()):
+                    needs[i].discard(n)
+                    if not needs[i]:
+                        ready.append(i)
+            _share([tallies[j] for j in senders], seconds, [*senders.values()])
+            return sorted(ready)
+
+        waiting: dict[int, list[int]] = {}
+        for i in asks:
+            for n in needs[i]:
+                waiting.setdefault(n, []).append(i)
+        first = [i for i in asks if not needs[i]]
+        _share([tallies[i] for i in weights], time.perf_counter() - started, [*weights.values()])
+        try:
+            if len(first) == len(asks):
+                batches: Iterator[list[int]] = iter([first])
+            elif len(asks) > 1 and getattr(self.oracle, "overlap", False):
+                batches = self._streamed(pending, store, first)
+            else:
+                call = time.perf_counter()
+                scores = self._call(pending)
+                batches = iter([first, store(range(len(pending)), scores, _since(call))])
+            for ready in batches:
+                for i in ready:
+                    row_started = time.perf_counter()
+                    row = self._row(asks[i], tallies[i], fresh)
+                    tallies[i].compute += time.perf_counter() - row_started
+                    yield i, row
+        finally:
+            for key, _ in pending:  # in the order sent, whatever order the passes came in
+                if key in fresh:
+                    self.cache.put(key, fresh[key])
+
+    def _streamed(
+        self,
+        pending: list[tuple[tuple[str, str, str], tuple[Premise, int]]],
+        store: Callable[[Sequence[int], Sequence[Scores], float], list[int]],
+        first: list[int],
+    ) -> Iterator[list[int]]:
+        """The oracle call on a worker thread, which stores each forward pass's scores as it
+        comes: yields the requests that are ready, as they become so."""
+        reports: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        clock = [time.perf_counter()]
+        reported: set[int] = set()
+
+        def on_scored(done: list[int], scores: list[Scores]) -> None:
+            now = time.perf_counter()
+            reported.update(done)
+            ready = store(done, scores, now - clock[0])
+            clock[0] = now
+            if ready:  # wake the caller only when a plan can move
+                reports.put(ready)
+
+        def call() -> None:
+            try:
+                scores = self._call(pending, on_scored)
+                missing = [n for n in range(len(pending)) if n not in reported]
+                reports.put(store(missing, [scores[n] for n in missing], _since(clock[0])))
+                reports.put(None)
+            except BaseException as exc:
+                reports.put(exc)
+
+        worker = threading.Thread(target=call, name="ene-model", daemon=True)
+        worker.start()
+        try:
+            yield first
+            while (report := reports.get()) is not None:
+                if isinstance(report, BaseException):
+                    raise report
+                yield report
+        finally:
+            worker.join()
+
+    def _call(
+        self,
+        batch: Sequence[tuple[tuple[str, str, str], tuple[Premise, int]]],
+        on_scored: Callable[[list[int], list[Scores]], None] | None = None,
+    ) -> list[Scores]:
+        """The oracle's scores of fresh pairs; premises as their parts where it takes them, and
+        a premise with a focus read a second time, in the same call, the two blended
+        (:func:`~ene_core.verifiers.verdict.blend`)."""
+        focused = [n for n, (_, (p, _)) in enumerate(batch) if p.focus]
+        pairs = [(p.parts or (p.text,), key[2]) for key, (p, _) in batch]
+        pairs += [(batch[n][1][0].focus, batch[n][0][2]) for n in focused]
+        blending = _Blending(len(batch), focused, on_scored)
+        score_parts = getattr(self.oracle, "score_parts", None)
+        if score_parts is None:
+            scores = self.oracle.score([("".join(parts), claim) for parts, claim in pairs])
+        elif on_scored is None:
+            scores = score_parts(pairs)
+        else:
+            scores = score_parts(pairs, blending)
+        if len(scores) != len(pairs):
+            raise OracleError(f"oracle returned {len(scores)} scores for {len(pairs)} pairs")
+        return blending.pairs(scores)
+
+    def _row(
+        self, checks: list[Check], tally: _Tally, fresh: Mapping[tuple[str, str, str], Scores]
+    ) -> list[Scores]:
+        """The scores of one request's checks: fresh from this round, from the cache, or free
+        for an empty premise."""
+        model = self.oracle.name
+        empty = Scores(0.0, 0.0)
+        row = []
+        for premise, claim in checks:
+            key = (model, premise.key, claim)
+            value: Scores | None = (
+                empty if not premise.text else fresh.get(key) or self.cache.get(key)
+            )
+            if value is None:  # evicted between lookup and use: tiny cache under load
+                value = self._call([(key, (premise, 0))])[0]
+                _validate(value)
+            row.append(value)
+            tally.truncated += value.truncated
+        return row
+
+
+class _Blending:
+    """A call's readings as its pairs' scores: a pair read twice (its premise's focus is reading
+    ``size + f`` for the ``f``-th of ``focused``) is blended once both readings are in. Called
+    with each forward pass's readings, it relays the pairs they complete to ``on_scored``."""
+
+    def __init__(
+        self,
+        size: int,
+        focused: Sequence[int],
+        on_scored: Callable[[list[int], list[Scores]], None] | None = None,
+    ) -> None:
+        self.size = size
+        self.of = {size + f: n for f, n in enumerate(focused)}
+        self.twice = set(focused)
+        self.on_scored = on_scored
+        self.readings: dict[int, list[Scores | None]] = {}
+
+    def __call__(self, done: Sequence[int], scores: Sequence[Scores]) -> None:
+        ready = self._take(done, scores)
+        if ready and self.on_scored is not None:
+            self.on_scored([n for n, _ in ready], [value for _, value in ready])
+
+    def pairs(self, scores: Sequence[Scores]) -> list[Scores]:
+        """Every pair's scores, from all the call's readings."""
+        self.readings.clear()
+        found = dict(self._take(range(len(scores)), scores))
+        return [found[n] for n in range(self.size)]
+
+    def _take(self, done: Sequence[int], scores: Sequence[Scores]) -> list[tuple[int, Scores]]:
+        ready = []
+        for j, s in zip(done, scores, strict=True):
+            n = self.of.get(j, j)
+            got = self.readings.setdefault(n, [None, None])
+            got[j != n] = s
+            whole, focus = got
+            if whole is not None and (focus is not None or n not in self.twice):
+                ready.append((n, whole if focus is None else blend(whole, focus)))
+        return ready
+
+
+def _size(premise: Premise, claim: str) -> int:
+    """The text the model reads for one check (a proxy for its tokens): premise and claim, and
+    the focus with the claim again where the premise is read twice."""
+    size = len(premise.text) + len(claim)
+    return size + sum(map(len, premise.focus)) + len(claim) if premise.focus else size
+
+
+def _share(tallies: Sequence[_Tally], seconds: float, weights: Sequence[int]) -> None:
+    """Charge ``seconds`` of shared work to ``tallies`` in proportion to ``weights``."""
+    total = sum(weights)
+    for tally, weight in zip(tallies, weights, strict=True):
+        tally.compute += seconds * (weight / total if total else 1 / len(tallies))
+
+
+def _since(start: float) -> float:
+    return time.perf_counter() - start
+
+
+def _text_size(request: Request) -> int:
+    return sum(len(c.text) for c in request.contexts)
+
+
+def _validate(scores: Scores) -> None:
+    for value in (scores.entail, scores.contra):
+        if not isinstance(value, float) or not 0.0 <= value <= 1.0:
+            raise OracleError(f"oracle returned a non-probability: {scores!r}")
+    if scores.entail + scores.contra > 1.0 + 1e-6:
+        raise OracleError(f"entailment + contradiction exceed 1: {scores!r}")

@@ -1,0 +1,259 @@
+"""Deterministic sentence-level claim splitting, with character spans that tile the answer.
+
+The segmenter is syntok (rule-based, pure Python, no model, character offsets for every token):
+it keeps abbreviations (Dr., U.S., St.), decimals (3.5), initials (J. R. R. Tolkien) and ``e.g.``
+inside their sentence, and it is about five times faster than pysbd, which matters because every
+retrieved chunk is split too (blingfire is faster still but splits initials and "St. Louis").
+On top of it this module adds what a segmenter does not know about RAG answers: line breaks and
+list items are hard boundaries, inline citation markers (``[1]``, ``[2, 3]``) are stripped from
+the claim text and kept as ``cited`` indices, and sentences that state nothing checkable
+(questions, refusals, headings, "Sources:" lines) are kept as non-claims. A short answer that is
+not a statement on its own ("Delhi", "in 1931", "yes") is a *fragment*
+(:func:`~ene_core.text.short_answers.is_fragment`): with the request's question it is checked as the
+answer to it (:func:`read_with_question`), without one it is kept as a non-claim.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import pairwise
+from typing import Any, Literal
+
+from .short_answers import answer_hypothesis, is_fragment, usable_question
+
+SegmentKind = Literal["claim", "question", "refusal", "heading", "citation", "filler", "fragment"]
+
+_CITATION = re.compile(r"\s*\[(\d+(?:\s*[,;\u2013-]\s*\d+)*)\]")
+_BULLET = re.compile(r"^\s*(?:[-*\u2022\u2023\u25e6+]|\d{1,3}[.)])\s+")
+_HEADING = re.compile(r"^\s*(?:#{1,6}\s|\*\*[^*]+\*\*:?\s*$|[^.!?]{1,60}:\s*$)")
+_REFUSAL = re.compile(
+    r"\b(?:(?:the\s+)?(?:provided\s+)?(?:documents?|context|sources?|passages?|information|"
+    r"texts?)\s+(?:provided\s+)?(?:do(?:es)?\s+not|don't|doesn't)\s+"
+    r"(?:say|mention|contain|specify|state|include|provide|cover|address)"
+    r"|i\s+(?:do\s+not|don't|cannot|can't)\s+(?:know|find|answer|tell|determine)"
+    r"|(?:not|no)\s+enough\s+(?:information|context)"
+    r"|(?:cannot|can't|unable\s+to)\s+(?:be\s+)?(?:answer|determine|determined|find|found))",
+    re.IGNORECASE,
+)
+_SOURCES = re.compile(r"^(?:sources?|references?|citations?)\s*:", re.IGNORECASE)
+_WORD = re.compile(r"\w", re.UNICODE)
+_BREAKS = ("\n", "\r", "\u2028", "\u2029")  # line breaks: hard sentence boundaries
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One sentence: ``answer[start:end]`` is its raw text (trailing space included).
+
+    ``hypothesis``: what the verifier reads instead of ``text``, for a fragment read as the
+    answer to the question (:func:`read_with_question`); ``None`` for everything else.
+    """
+
+    text: str
+    start: int
+    end: int
+    kind: SegmentKind
+    cited: tuple[int, ...] = field(default=())
+    hypothesis: str | None = None
+
+    @property
+    def checkable(self) -> bool:
+        return self.kind == "claim"
+
+    @property
+    def verifier_text(self) -> str:
+        """The hypothesis the verifier reads: ``hypothesis`` when set, else ``text``."""
+        return self.text if self.hypothesis is None else self.hypothesis
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """Sentence spans ``(start, end)`` that tile ``text``; lines are hard boundaries."""
+    from syntok import segmenter
+
+    spans: list[tuple[int, int]] = []
+    for line_start, line_end in _lines(text):
+        line = text[line_start:line_end]
+        sentences = [s for paragraph in segmenter.analyze(line) for s in paragraph if s]
+        starts = {sentence[0].offset for sentence in sentences}
+        starts -= {s[0].offset for p, s in pairwise(sentences) if _never_final(line, p)}
+        starts.update(start for sentence in sentences for start in _missed_starts(line, sentence))
+        bounds = [0, *sorted(starts - {0}), len(line)]
+        spans.extend((line_start + a, line_start + b) for a, b in pairwise(bounds) if b > a)
+    return _absorb_blank(text, spans)
+
+
+# Rules on top of syntok, applied to the whitespace-delimited word before a full stop.
+_DECIMAL = re.compile(r"\d+(?:\.\d+)+")
+_DEGREE = re.compile(r"(?:[-+]?\d+(?:[.,]\d+)?)?°[CFK]")
+_CITATIONS_END = re.compile(r"(?:\[[\d,;\s\u2013-]+\])+")  # grams [3][2]. / [3] [2].
+_INITIALISM = re.compile(r"(?:[A-Za-z]{1,2}\.)+[A-Za-z]{1,2}")  # U.S, Ph.D, a.m, e.g
+_TIME = re.compile(r"[ap]\.m", re.IGNORECASE)
+_NEVER_FINAL = frozenset({"e.g", "i.e", "cf", "viz", "vs"})  # "e.g. The Hobbit" goes on
+_OPENERS = "([{\"'\u2018\u201c\u00ab"
+_CLOSERS = ")]}\"'\u2019\u201d\u00bb"
+# After "U.S." a new sentence starts only with a word that cannot continue a name ("U.S. Army").
+_STARTERS = frozenset(
+    re.findall(
+        r"\w+",
+        "A An The This That These Those There It Its He His She Her They Their We Our I My You "
+        "Your In On At By For From With After Before During Since When While If But And So Yet "
+        "However Then Today Yesterday Tomorrow",
+    )
+)
+_TIME_ZONES = frozenset({"Eastern", "Pacific", "Central", "Mountain", "Standard", "Daylight"})
+
+
+def _word_before(line: str, offset: int) -> str:
+    """The whitespace-delimited word that ends at ``offset`` (a full stop)."""
+    start = offset
+    while start > 0 and not line[start - 1].isspace():
+        start -= 1
+    return line[start:offset]
+
+
+def _never_final(line: str, sentence: Sequence[Any]) -> bool:
+    """The sentence ends in an abbreviation that never ends one ("e.g.", "i.e.", "vs.")."""
+    last = sentence[-1]
+    word = _word_before(line, last.offset).lstrip(_OPENERS).lower()
+    return last.value == "." and word in _NEVER_FINAL
+
+
+def _missed_starts(line: str, sentence: Sequence[Any]) -> Iterator[int]:
+    """Sentence starts syntok misses: after a full stop followed by a space and a capital, when
+    the word before the stop is a citation run, a decimal, a temperature, a version, a URL, a
+    path, an e-mail address or a domain, a time ("5 p.m."), or an initialism ("the U.S.")
+    followed by a word that starts sentences ("It", "The")."""
+    for i in range(1, len(sentence) - 1):
+        nxt = sentence[i + 1]
+        if sentence[i].value != "." or not nxt.spacing or not nxt.value[:1].isupper():
+            continue
+        if _ends_sentence(_word_before(line, sentence[i].offset), nxt.value):
+            yield nxt.offset
+
+
+def _ends_sentence(word: str, following: str) -> bool:
+    if word.endswith("]") and _CITATIONS_END.search(word):
+        return True
+    word = word.lstrip(_OPENERS).rstrip(_CLOSERS)
+    if not word or word.lower() in _NEVER_FINAL:
+        return False
+    if _DECIMAL.fullmatch(word) or _DEGREE.fullmatch(word):
+        return True
+    if _TIME.fullmatch(word):
+        return not (following.isupper() and len(following) <= 4) and following not in _TIME_ZONES
+    if _INITIALISM.fullmatch(word):
+        return following in _STARTERS
+    return _dotted(word)
+
+
+def _dotted(word: str) -> bool:
+    """A version, URL, path, e-mail address, domain or file name: ``v2.1.3``, ``a@b.org``."""
+    if "@" in word or "://" in word or "/" in word:
+        return True
+    parts = word.split(".")
+    return len(parts) > 1 and all(parts) and any(len(p) > 2 or p.isdigit() for p in parts)
+
+
+def split_claims(answer: str, *, start: int = 0) -> list[Segment]:
+    """Split ``answer`` into segments whose spans tile it exactly, in order.
+
+    Whitespace-only stretches are absorbed into the preceding segment, so
+    ``"".join(answer[s.start:s.end] for s in segments) == answer`` always holds
+    (an answer with no visible text has no segments). With ``start`` (where a segment of
+    ``answer`` begins) only ``answer[start:]`` is split, into the segments from there on, with
+    offsets into ``answer``: how a growing answer is split a sentence at a time.
+    """
+    segments: list[Segment] = []
+    spans = [(start + a, start + b) for a, b in split_sentences(answer[start:])]
+    for begin, end in _merge_citation_tails(answer, spans):
+        raw = answer[begin:end]
+        line_start = begin == 0 or answer[begin - 1] in _BREAKS
+        text, cited = _strip_citations(_BULLET.sub("", raw, count=1) if line_start else raw)
+        segments.append(Segment(text, begin, end, _kind(raw, text), cited))
+    return segments
+
+
+def read_with_question(segments: Sequence[Segment], question: str | None) -> list[Segment]:
+    """Fragments become claims checked as the answer to ``question`` (their ``hypothesis`` is
+    built from both, :func:`~ene_core.text.short_answers.answer_hypothesis`); everything else, and
+    every fragment when there is no usable question, stays as it is."""
+    asked = usable_question(question)
+    if asked is None:
+        return list(segments)
+    return [
+        replace(s, kind="claim", hypothesis=answer_hypothesis(asked, s.text))
+        if s.kind == "fragment"
+        else s
+        for s in segments
+    ]
+
+
+def _lines(text: str) -> list[tuple[int, int]]:
+    spans, start = [], 0
+    for match in re.finditer(r"\r\n|[\n\r\u2028\u2029]", text):
+        spans.append((start, match.end()))
+        start = match.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    return spans
+
+
+def _absorb_blank(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Glue whitespace-only spans onto their neighbour so every span has visible text."""
+    merged: list[tuple[int, int]] = []
+    pending_start: int | None = None
+    for start, end in spans:
+        if not text[start:end].strip():
+            if merged:
+                merged[-1] = (merged[-1][0], end)
+            elif pending_start is None:
+                pending_start = start
+            continue
+        if pending_start is not None:
+            start, pending_start = pending_start, None
+        merged.append((start, end))
+    return merged
+
+
+def _merge_citation_tails(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """A span that is only citation markers (``It rose. [2]``) belongs to the sentence before it."""
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        is_tail = not _CITATION.sub("", text[start:end]).strip()
+        same_line = merged and text[merged[-1][0] : start].rstrip(" \t")[-1:] not in _BREAKS
+        if merged and is_tail and same_line:
+            merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _strip_citations(text: str) -> tuple[str, tuple[int, ...]]:
+    cited: list[int] = []
+    for match in _CITATION.finditer(text):
+        for part in re.split(r"\s*[,;]\s*", match.group(1)):
+            bounds = re.split(r"\s*[\u2013-]\s*", part)
+            lo, hi = int(bounds[0]), int(bounds[-1])
+            cited.extend(range(lo, min(hi, lo + 50) + 1) if hi >= lo else [lo])
+    stripped = _CITATION.sub("", text).strip()
+    stripped = re.sub(r"\s+([.,;:!?])", r"\1", stripped)
+    return stripped, tuple(dict.fromkeys(cited))
+
+
+def _kind(raw: str, text: str) -> SegmentKind:
+    if not text:
+        return "citation"
+    if not _WORD.search(text):
+        return "filler"
+    if _HEADING.match(raw.strip("\r\n")) or _SOURCES.match(text):
+        return "heading"
+    if text.rstrip().endswith("?"):
+        return "question"
+    if _REFUSAL.search(text):
+        return "refusal"
+    if is_fragment(text):
+        return "fragment"
+    if len(text.split()) < 2:
+        return "filler"
+    return "claim"
