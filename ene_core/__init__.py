@@ -18,11 +18,13 @@ from .errors import (
     ENGVersionError,
     IncompleteRequestError,
     InvalidInputError,
+    JudgeError,
     LabelMappingError,
     LimitExceededError,
     ModelNotFoundError,
     OracleError,
     OracleOutOfMemoryError,
+    ProfileError,
     PruneMismatchError,
     ServiceAuthError,
     ServiceError,
@@ -37,7 +39,10 @@ from .kit.results import ExpiringDict, NecessityDispatcher, NecessityResult
 from .kit.runs import Message, RunDecision, RunRecorder, dispatch_decision
 from .text.claims import Segment, split_claims
 from .text.contexts import Context
+from .verifiers.cascade import Cascade
+from .verifiers.llm_judge import LLMJudge
 from .verifiers.nli import NLIOracle
+from .verifiers.profile import VerifierProfile
 from .verifiers.protocol import Scores, SupportOracle
 from .verifiers.verdict import decide
 
@@ -63,6 +68,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "DEFAULT_KEEP",
     "SCHEMA_VERSION",
+    "Cascade",
     "Claim",
     "ClaimGuard",
     "ClaimStream",
@@ -78,7 +84,9 @@ __all__ = [
     "ExpiringDict",
     "IncompleteRequestError",
     "InvalidInputError",
+    "JudgeError",
     "KeepReason",
+    "LLMJudge",
     "LabelMappingError",
     "LimitExceededError",
     "Message",
@@ -90,6 +98,7 @@ __all__ = [
     "OracleError",
     "OracleOutOfMemoryError",
     "PremisePacker",
+    "ProfileError",
     "PruneMismatchError",
     "PruneResult",
     "RemoteEngine",
@@ -106,6 +115,7 @@ __all__ = [
     "StreamClosedError",
     "StreamedClaim",
     "SupportOracle",
+    "VerifierProfile",
     "decide",
     "default_engine",
     "dispatch_decision",

@@ -28,6 +28,15 @@ class OracleError(EneError, RuntimeError):
     """The support oracle failed or returned something that is not a probability."""
 
 
+class JudgeError(OracleError):
+    """An LLM judge's server failed, refused the key or could not be reached (retries
+    included), or answered something that is not a chat completion."""
+
+
+class ProfileError(EneError, ValueError):
+    """A calibration profile that cannot be read, or that belongs to another verifier."""
+
+
 class OracleOutOfMemoryError(OracleError):
     """The device ran out of memory even on a single pair (larger groups are split and retried)."""
 

@@ -29,7 +29,10 @@ from .text.normalise import MAX_DEPTH, decode_json, json_problem
 # 1.9: claims supported alone (Claim.supported_alone_by; older ENGs load with it empty)
 # 1.10: RunStats.focus_pairs (premises also read as their leading sentences)
 # 1.11: amounts the evidence computes (Claim.computed_amounts; older ENGs load with it empty)
-SCHEMA_VERSION = "1.11"
+# 1.12: verifiers users bring (Claim.decided_by / judge_read, RunStats.verifier_tokens,
+#       Verifier.profile; older ENGs load with them None / 0); RunStats.forward_pairs counts
+#       every row the model read, second readings included
+SCHEMA_VERSION = "1.12"
 
 Status = Literal["supported", "contradicted", "unsupported"]
 Classification = Literal["unsupported", "contradicted", "fragile", "joint", "robust"]
@@ -54,7 +57,8 @@ class Claim(_Model):
         description=(
             "'claim' is checked; the rest are not. 'fragment' (added in 1.5): a short answer "
             "that is not a statement on its own, left unchecked because the request had no "
-            "question to read it against."
+            "question to read it against; since 1.12 only what cannot be a claim alone (a bare "
+            "name, a number, yes/no): any other short segment is checked as its own text."
         ),
     )
     hypothesis: str | None = Field(
@@ -62,6 +66,15 @@ class Claim(_Model):
         description=(
             "What the verifier read when it is not the text: a short answer ('Delhi') checked "
             "as the answer to the question, as a sentence built from both. Added in schema 1.5."
+        ),
+    )
+    hypothesis_form: Literal["declarative", "question_answer"] | None = Field(
+        default=None,
+        description=(
+            "How the hypothesis was made: 'declarative', one sentence written from the question "
+            "and the answer ('X was born in Delhi.'), or 'question_answer', the question "
+            "followed by the answer ('Where was X born? Delhi.'), used where no rewrite applies. "
+            "Null when the verifier read the text. Added in schema 1.12."
         ),
     )
     cited: list[int] = Field(default_factory=list, description="Inline citation numbers, e.g. [2].")
@@ -179,6 +192,22 @@ class Claim(_Model):
             "rest. Added in schema 1.9."
         ),
     )
+    decided_by: str | None = Field(
+        default=None,
+        description=(
+            "Where the engine's verifier is a cascade: the verifier that scored the claim "
+            "against its premise (p_entail, p_contra): the first, or the one the pair went on "
+            "to. Added in 1.12."
+        ),
+    )
+    judge_read: Literal["logprobs", "text", "unreadable"] | None = Field(
+        default=None,
+        description=(
+            "Where an LLM judge scored the claim: 'logprobs' (p from its first token's top log "
+            "probabilities), 'text' (its server gave none: p is 1 or 0 from the answer's "
+            "word), 'unreadable' (no Yes / No in its answer: unsupported). Added in 1.12."
+        ),
+    )
 
     @property
     def checkable(self) -> bool:
@@ -209,6 +238,13 @@ class Verifier(_Model):
     packing: dict[str, Any] = Field(default_factory=dict)
     check_amounts: bool | None = None  # 1.6; None: an older ENG
     check_bindings: bool | None = None  # 1.7; None: an older ENG
+    profile: dict[str, Any] | None = Field(
+        default=None,
+        description=(
+            "The calibration profile the thresholds came from (ene calibrate): its version, "
+            "digest, verifier and thresholds. Added in 1.12."
+        ),
+    )
 
 
 class Counts(_Model):
@@ -231,17 +267,38 @@ class RunStats(_Model):
     """How the graph was computed. Varies with cache state and timing, never with verdicts."""
 
     oracle_checks: int = Field(description="Logical (claim, premise) checks the semantics needed.")
-    forward_pairs: int = Field(description="Pairs this request actually sent through the model.")
+    forward_pairs: int = Field(
+        description=(
+            "Rows the model read for this request: every pair it sent, and the second reading "
+            "of each premise read again as its leading sentences (focus_pairs). Before 1.12 the "
+            "second readings were not counted."
+        )
+    )
     cache_hits: int = Field(description="Checks answered by the cache or an identical premise.")
     empty_premises: int = Field(description="Checks with no evidence left (no model call).")
     focus_pairs: int = Field(
         default=0,
         description=(
-            "Of the forward pairs, those whose premise the model also read as its leading "
-            "sentences alone: one more pair each. Added in 1.10."
+            "Of the forward pairs, the second readings: a premise also read as its leading "
+            "sentences alone. Added in 1.10; counted in forward_pairs since 1.12."
         ),
     )
     truncated_premises: int = 0
+    unchecked_sentences: int = Field(
+        default=0,
+        description=(
+            "Sentences of the answer left unchecked because they cannot be a claim without a "
+            "question (kind 'fragment': a bare name, a number, yes/no); the warnings name them. "
+            "Added in 1.12."
+        ),
+    )
+    verifier_tokens: int = Field(
+        default=0,
+        description=(
+            "Tokens an API verifier (an LLM judge) spent on this request's pairs sent now "
+            "(0 for local models, cache hits and older ENGs). Added in 1.12."
+        ),
+    )
     duration_ms: float = Field(
         default=0.0,
         description=(
@@ -394,7 +451,7 @@ def _surrogate_free(text: str | bytes) -> bool:
 
 def _unsound(eng: EvidenceNecessityGraph, everything: bool) -> str | None:
     """Why ``eng`` would not serialise or read back the same, or ``None``."""
-    free = [("verifier.packing", eng.verifier.packing)]
+    free = [("verifier.packing", eng.verifier.packing), ("verifier.profile", eng.verifier.profile)]
     free += [(f"contexts.{c.index}.metadata", c.metadata) for c in eng.contexts]
     for where, value in free:
         problem = json_problem(value, MAX_DEPTH)

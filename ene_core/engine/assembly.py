@@ -12,6 +12,7 @@ from typing import Any
 from ..graph import Claim, ContextNode, Counts, EvidenceNecessityGraph, RunStats, Verifier
 from ..text.citations import answer_scores, out_of_range
 from ..text.claims import Segment
+from ..verifiers.profile import VerifierProfile
 from ..verifiers.protocol import Scores, SupportOracle, Verdict
 from .premise import PremisePacker
 from .request import Request
@@ -67,6 +68,7 @@ class GraphAssembly:
     support_matrix: bool
     check_amounts: bool
     check_bindings: bool
+    profile: VerifierProfile | None
 
     def _graph(
         self,
@@ -143,15 +145,18 @@ class GraphAssembly:
                 packing=self.packer.describe(),
                 check_amounts=self.check_amounts,
                 check_bindings=self.check_bindings,
+                profile=self.profile.record() if self.profile is not None else None,
             ),
             counts=_counts(claims, contexts),
             stats=RunStats(
                 oracle_checks=tally.checks,
                 forward_pairs=tally.forward,
                 focus_pairs=tally.focus,
+                unchecked_sentences=sum(s.kind == "fragment" for s in segments),
                 cache_hits=tally.hits,
                 empty_premises=tally.empty,
                 truncated_premises=tally.truncated,
+                verifier_tokens=tally.tokens,
                 duration_ms=round((now - tally.started) * 1000, 3),
                 compute_ms=round((tally.compute + now - tally.step_started) * 1000, 3),
             ),
@@ -199,6 +204,7 @@ class GraphAssembly:
             span=(seg.start, seg.end),
             kind=seg.kind,
             hypothesis=seg.hypothesis,
+            hypothesis_form=seg.hypothesis_form,
             cited=list(seg.cited),
             citation_supported=None if citing is None else cite_ok,
             citations_unneeded=unneeded,
@@ -223,6 +229,8 @@ class GraphAssembly:
             other_holder=found.holders.get(k),
             other_value=found.values.get(k),
             supported_alone_by=to_user(found.backed.get(k, [])),
+            decided_by=scores.verifier,
+            judge_read=scores.read,
         )
 
 
@@ -272,7 +280,7 @@ def _warnings(request: Request, segments: list[Segment]) -> list[str]:
     elif not any(s.checkable for s in segments):
         warnings.append(
             "answer has no checkable claims (only questions, refusals, headings, citation "
-            "markers, punctuation or short answers without a question)"
+            "markers, punctuation, or bare names, numbers and yes/no without a question)"
         )
     warnings.extend(_short_answer_warnings(request, segments))
     if not request.contexts:
@@ -284,13 +292,21 @@ def _warnings(request: Request, segments: list[Segment]) -> list[str]:
 
 
 def _short_answer_warnings(request: Request, segments: list[Segment]) -> list[str]:
-    """Why short answers were left unchecked: no question, or a question with no words."""
-    unread = [k + 1 for k, s in enumerate(segments) if s.kind == "fragment"]
+    """Which short answers were left unchecked, named, and why: they cannot be a claim alone (a
+    bare name, a number, "yes") and there is no question, or one with no words."""
+    unread = [(k + 1, s.text) for k, s in enumerate(segments) if s.kind == "fragment"]
     if not unread:
         return []
-    which = f"claim{'s' if len(unread) > 1 else ''} {', '.join(map(str, unread[:20]))}"
+    which = f"claim{'s' if len(unread) > 1 else ''} " + ", ".join(
+        f"{k} ({_quote(text)})" for k, text in unread[:20]
+    )
     why = "no question was given" if request.question is None else "the question is empty"
     return [
-        f"{which} not checked: a short answer that is not a statement on its own is checked as "
-        f"the answer to the request's question, and {why} (pass question=...)"
+        f"{which} not checked: a bare name, number or yes/no is no claim on its own; it is "
+        f"checked as the answer to the request's question, and {why} (pass question=...)"
     ]
+
+
+def _quote(text: str, limit: int = 40) -> str:
+    """``text`` in quotes, cut to ``limit`` characters."""
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")

@@ -16,17 +16,19 @@ and :mod:`~ene_core.engine.assembly` (the ENG). This module is the public API: :
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any, Protocol, runtime_checkable
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, ProfileError
 from ..graph import EvidenceNecessityGraph
 from ..rules.arithmetic import derive
 from ..rules.grounding import computed, unstated
 from ..rules.masking import as_written
 from ..text.citations import check_base
+from ..verifiers.profile import VerifierProfile
 from ..verifiers.protocol import Scores, SupportOracle, Verdict
 from ..verifiers.verdict import decide
 from .batcher import MicroBatcher, Overflow
@@ -129,12 +131,17 @@ class NecessityEngine(PlanRounds, PlanDriver):
         overflow: Overflow = "block",
         max_streams: int = 1024,
         stream_ttl_s: float = 600.0,
+        profile: VerifierProfile | str | os.PathLike[str] | None = None,
     ) -> None:
         if oracle is None:
             from ..verifiers.nli import NLIOracle
 
             oracle = NLIOracle()
         self.oracle = oracle
+        self.profile = _profile(profile, oracle, threshold, contradiction_threshold)
+        if self.profile is not None:
+            threshold = self.profile.threshold
+            contradiction_threshold = self.profile.contradiction_threshold
         resolved = threshold if threshold is not None else oracle.default_threshold
         self.threshold = 0.5 if resolved is None else float(resolved)
         if not 0.0 < self.threshold <= 1.0:
@@ -287,6 +294,28 @@ class NecessityEngine(PlanRounds, PlanDriver):
     def close(self) -> None:
         """Stop the shared worker; pending requests fail with ``EngineClosedError``."""
         self._batcher.close()
+
+
+def _profile(
+    profile: VerifierProfile | str | os.PathLike[str] | None,
+    oracle: SupportOracle,
+    threshold: float | None,
+    contradiction_threshold: float | None,
+) -> VerifierProfile | None:
+    """The profile an engine was given, checked against its verifier and thresholds."""
+    if profile is None:
+        return None
+    if threshold is not None or contradiction_threshold is not None:
+        raise InvalidInputError(
+            "a verifier profile sets the thresholds: pass the profile or thresholds, not both"
+        )
+    found = profile if isinstance(profile, VerifierProfile) else VerifierProfile.read(profile)
+    if found.verifier != oracle.name:
+        raise ProfileError(
+            f"the profile was calibrated for {found.verifier!r}, the engine runs "
+            f"{oracle.name!r}: run `ene calibrate` with this verifier"
+        )
+    return found
 
 
 _default: Engine | None = None

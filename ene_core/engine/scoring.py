@@ -42,6 +42,7 @@ class _Tally:
     hits: int = 0
     empty: int = 0
     truncated: int = 0
+    tokens: int = 0  # what an API verifier spent on the pairs this request sent
     started: float = field(default_factory=time.perf_counter)
     compute: float = 0.0
     step_started: float = 0.0
@@ -186,7 +187,7 @@ class PlanDriver:
                 else:
                     needs[i].add(place.setdefault(key, len(todo)))
                     todo[key] = (premise, i)
-                    tally.forward += 1
+                    tally.forward += 1 + bool(premise.focus)  # every row the model reads
                     tally.focus += bool(premise.focus)
                     weights[i] += _size(premise, claim)
         if not any(weights.values()):
@@ -203,6 +204,7 @@ class PlanDriver:
                 _validate(computed)
                 key, (premise, sender) = pending[n]
                 fresh[key] = computed
+                tallies[sender].tokens += computed.tokens
                 senders[sender] = senders.get(sender, 0) + _size(premise, key[2])
                 for i in waiting.pop(n, ()):
                     needs[i].discard(n)
@@ -316,6 +318,8 @@ class PlanDriver:
             if value is None:  # evicted between lookup and use: tiny cache under load
                 value = self._call([(key, (premise, 0))])[0]
                 _validate(value)
+                tally.forward += 1 + bool(premise.focus)
+                tally.focus += bool(premise.focus)
             row.append(value)
             tally.truncated += value.truncated
         return row

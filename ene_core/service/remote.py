@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import random
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -42,6 +41,7 @@ from ..errors import (
 )
 from ..graph import EvidenceNecessityGraph
 from ..request import build_all, run_built
+from ..verifiers.retry import pause
 
 TOKEN_ENV = "ENE_SERVE_TOKEN"
 RETRY_STATUS = frozenset({429, 502, 503, 504})
@@ -360,8 +360,7 @@ class RemoteEngine:
                     f"the ENE service at {self.url} is unavailable (HTTP {response.status_code})"
                 )
             if attempt < self.retries:
-                pause = self.backoff_s * 2**attempt * random.uniform(0.5, 1.0)
-                time.sleep(max(0.0, min(pause, deadline - time.monotonic())))
+                pause(attempt, self.backoff_s, deadline)
         raise last
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .protocol import Scores, Verdict
+from .protocol import Read, Scores, Verdict
 
 __all__ = ["blend", "decide"]
 
@@ -31,4 +31,10 @@ def blend(packed: Scores, focused: Scores) -> Scores:
         (packed.entail + focused.entail) / 2,
         min(packed.contra, focused.contra),
         packed.truncated or focused.truncated,
+        packed.tokens + focused.tokens,
+        max(packed.read, focused.read, key=_READS.index),
+        " + ".join(sorted({v for v in (packed.verifier, focused.verifier) if v})) or None,
     )
+
+
+_READS: list[Read | None] = [None, "logprobs", "text", "unreadable"]  # the weaker reading wins
