@@ -199,8 +199,7 @@ class NLIOracle:
         """Like :meth:`score`, each premise given as the pieces it is made of
         (``"".join(pieces)`` is the premise: sentences with the whitespace before them, see
         :attr:`~ene_core.engine.premise.Premise.parts`); a piece is tokenised once and its ids
-        reused
-        (:class:`~ene_core.verifiers.encoding.PairEncoder`).
+        reused (:class:`~ene_core.verifiers.encoding.PairEncoder`).
 
         ``on_scored(indices, scores)``, when given, is called in the calling thread as each
         forward pass's results are in (the indices of its pairs in ``pairs``); the passes are the
