@@ -1,5 +1,5 @@
 """The ``ene`` command line: ``ene eval``, ``evaluate``, ``report``, ``view``, ``schema``,
-``serve``.
+``serve``, ``calibrate``.
 
 Each subcommand is an ``_add_<name>`` function that declares its arguments and a ``_cmd_<name>``
 function that runs it; the heavy modules (torch and transformers through the oracle, ray, rich)
@@ -98,10 +98,44 @@ def _add_engine_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda if available)")
     parser.add_argument(
         "--oracle",
-        choices=["nli", "keyword"],
+        choices=["nli", "keyword", "judge"],
         default="nli",
-        help="'keyword' is the transparent test oracle (no model; plumbing only)",
+        help="the verifier: 'nli' (--model), 'judge' (an LLM judge: --judge-model), 'keyword' "
+        "(the transparent test oracle: no model; plumbing only)",
     )
+    parser.add_argument(
+        "--verifier-profile",
+        metavar="PROFILE",
+        help="thresholds from `ene calibrate` (a profile of this verifier; not with --threshold)",
+    )
+    judge = parser.add_argument_group("LLM judge (--oracle judge, --cascade judge)")
+    judge.add_argument("--judge-model", help="the model name the chat-completions server knows")
+    judge.add_argument(
+        "--judge-url",
+        help="the server's OpenAI-compatible base URL (default http://127.0.0.1:8000/v1)",
+    )
+    judge.add_argument(
+        "--judge-key-env",
+        metavar="NAME",
+        help="environment variable holding the API key (default ENE_JUDGE_API_KEY)",
+    )
+    judge.add_argument("--judge-concurrency", type=int, help="requests in flight (default 8)")
+    judge.add_argument("--judge-timeout", type=float, help="seconds per request (default 60)")
+    judge.add_argument("--judge-cache", metavar="DIR", help="keep the judge's answers on disk")
+    judge.add_argument(
+        "--judge-three-way",
+        action="store_true",
+        default=None,
+        help="ask for contradictions too (Yes / No / Unclear)",
+    )
+    cascade = parser.add_argument_group("cascade")
+    cascade.add_argument(
+        "--cascade",
+        choices=["nli", "keyword", "judge"],
+        help="a second verifier for the pairs the first scores near a threshold (--cascade-band)",
+    )
+    cascade.add_argument("--cascade-band", type=float, help="default 0.1")
+    cascade.add_argument("--cascade-model", help="--cascade nli: its model directory")
     parser.add_argument(
         "--citation-base",
         type=int,
@@ -544,8 +578,86 @@ def _add_serve(sub: Any) -> None:
     p.set_defaults(func=_cmd_serve)
 
 
+# -- calibrate ------------------------------------------------------------------------------------
+def _add_calibrate(sub: Any) -> None:
+    p = sub.add_parser(
+        "calibrate",
+        help="choose a verifier's thresholds on labelled cases and write a profile",
+        description="Choose tau and tau_c on the dev part of labelled cases (ene eval lines "
+        "plus each claim's gold status in 'claims'), print dev and test scores, write a "
+        "profile for --verifier-profile.",
+    )
+    p.add_argument("input", metavar="CASES", help="labelled cases (JSONL)")
+    p.add_argument("-o", "--output", required=True, help="the profile to write (JSON)")
+    p.add_argument(
+        "--max-false-contradictions",
+        type=float,
+        default=0.05,
+        help="cap on supported claims called contradicted, a share of them (default 0.05)",
+    )
+    p.add_argument("--test-share", type=float, default=0.3, help="cases held out (default 0.3)")
+    p.add_argument("--seed", type=int, default=0, help="the split's seed (default 0)")
+    p.add_argument("--grid", type=float, default=0.1, help="threshold step (default 0.1)")
+    _add_engine_options(p)
+    p.set_defaults(func=_cmd_calibrate)
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from ..engine.necessity import NecessityEngine
+    from .calibrate import calibrate, grid, read_cases, source_of, summary
+
+    given = [
+        f for f in ("threshold", "contradiction_threshold", "verifier_profile") if getattr(args, f)
+    ]
+    if given:
+        flags = ", ".join("--" + f.replace("_", "-") for f in given)
+        raise EneError(f"ene calibrate chooses the thresholds: drop {flags}")
+    taus = grid(args.grid)
+    cases, problems = read_cases(args.input)
+    for problem in problems:
+        print(f"ene calibrate: {args.input}: {problem}", file=sys.stderr)
+    engine = build_engine(args)
+    oracle = engine.oracle
+    base = getattr(engine, "citation_base", 1)
+
+    def make(tau: float | None, tau_c: float | None) -> NecessityEngine:
+        return NecessityEngine(oracle, tau, contradiction_threshold=tau_c, citation_base=base)
+
+    def say(line: str) -> None:
+        print(f"ene calibrate: {line}", file=sys.stderr)
+
+    profile = calibrate(
+        oracle,
+        cases,
+        make_engine=make,
+        taus=taus,
+        test_share=args.test_share,
+        seed=args.seed,
+        max_false_contradictions=args.max_false_contradictions,
+        source=source_of(args.input),
+        say=say,
+    )
+    engine.close()
+    for line in summary(profile):
+        print(line)
+    profile.write(args.output)
+    print(
+        f"ene calibrate: wrote {args.output} (use --verifier-profile {args.output})",
+        file=sys.stderr,
+    )
+    return EXIT_OK
+
+
 # -- the parser and main --------------------------------------------------------------------------
-SUBCOMMANDS = (_add_eval, _add_report, _add_view, _add_evaluate, _add_schema, _add_serve)
+SUBCOMMANDS = (
+    _add_eval,
+    _add_report,
+    _add_view,
+    _add_evaluate,
+    _add_schema,
+    _add_serve,
+    _add_calibrate,
+)
 
 
 def make_parser() -> argparse.ArgumentParser:

@@ -315,6 +315,11 @@ def _profile(
             f"the profile was calibrated for {found.verifier!r}, the engine runs "
             f"{oracle.name!r}: run `ene calibrate` with this verifier"
         )
+    if None not in (found.revision, oracle.revision) and found.revision != oracle.revision:
+        raise ProfileError(
+            f"the profile was calibrated for revision {found.revision!r} of {oracle.name!r}, "
+            f"the engine runs {oracle.revision!r}: calibrate again"
+        )
     return found
 
 

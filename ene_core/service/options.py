@@ -15,11 +15,14 @@ from ..errors import EneError
 
 if TYPE_CHECKING:
     from ..engine.necessity import Engine
+    from ..verifiers.profile import VerifierProfile
 
 
 def build_engine(args: argparse.Namespace) -> Engine:
-    """The engine the command line asked for (``--oracle keyword`` needs no model; ``--remote
-    URL`` is an ``ene serve`` service, whose own verifier is used)."""
+    """The engine the command line asked for (``--oracle keyword`` needs no model, ``--oracle
+    judge`` an OpenAI-compatible server; ``--cascade KIND`` sends the pairs the first verifier
+    is unsure of to a second; ``--verifier-profile`` sets the thresholds; ``--remote URL`` is an
+    ``ene serve`` service, whose own verifier is used)."""
     if getattr(args, "remote", None):
         from .remote import RemoteEngine
 
@@ -38,19 +41,70 @@ def build_engine(args: argparse.Namespace) -> Engine:
 
     citation_base = getattr(args, "citation_base", None)
     base = 1 if citation_base is None else citation_base
+    tau = getattr(args, "threshold", None)
     contra = getattr(args, "contradiction_threshold", None)
-    if args.oracle == "keyword":
+    profile = _profile(getattr(args, "verifier_profile", None))
+    oracle = _oracle(args, getattr(args, "oracle", None) or "nli", getattr(args, "model", None))
+    then = getattr(args, "cascade", None)
+    if then:
+        from ..verifiers.cascade import Cascade
+
+        band = getattr(args, "cascade_band", None)
+        oracle = Cascade(
+            oracle,
+            _oracle(args, then, getattr(args, "cascade_model", None)),
+            band=0.1 if band is None else band,
+            threshold=profile.threshold if profile is not None else tau,
+            contradiction_threshold=profile.contradiction_threshold if profile else contra,
+        )
+    return NecessityEngine(
+        oracle, tau, contradiction_threshold=contra, citation_base=base, profile=profile
+    )
+
+
+def _oracle(args: argparse.Namespace, kind: str, model: str | None) -> Any:
+    """One verifier of the command line: ``nli`` (``model``), ``keyword`` or ``judge``."""
+    if kind == "keyword":
         from ..verifiers.keyword import KeywordOracle
 
-        return NecessityEngine(
-            KeywordOracle(), args.threshold, contradiction_threshold=contra, citation_base=base
+        return KeywordOracle()
+    if kind == "judge":
+        from ..verifiers.llm_judge import KEY_ENV, LLMJudge
+
+        name = getattr(args, "judge_model", None)
+        if not name:
+            raise EneError("the LLM judge needs --judge-model NAME (the server's model name)")
+        optional = {
+            "base_url": getattr(args, "judge_url", None),
+            "max_concurrency": getattr(args, "judge_concurrency", None),
+            "timeout": getattr(args, "judge_timeout", None),
+            "cache_dir": getattr(args, "judge_cache", None),
+        }
+        return LLMJudge(
+            name,
+            api_key_env=getattr(args, "judge_key_env", None) or KEY_ENV,
+            three_way=bool(getattr(args, "judge_three_way", False)),
+            **{k: v for k, v in optional.items() if v is not None},
         )
+    if kind != "nli":
+        raise EneError(f"unknown verifier {kind!r}: nli, keyword or judge")
     from ..verifiers.nli import NLIOracle
 
-    oracle = NLIOracle(args.model, device=args.device, batch_size=args.batch_size)
-    return NecessityEngine(
-        oracle, args.threshold, contradiction_threshold=contra, citation_base=base
+    return NLIOracle(
+        model, device=getattr(args, "device", None), batch_size=getattr(args, "batch_size", None)
     )
+
+
+def _profile(value: Any) -> VerifierProfile | None:
+    """``--verifier-profile``: a path here, the profile's content once it crossed to a Ray
+    actor or a Serve replica (:func:`engine_options`)."""
+    if value is None:
+        return None
+    from ..verifiers.profile import VerifierProfile
+
+    if isinstance(value, dict):
+        return VerifierProfile.from_dict(value)
+    return VerifierProfile.read(value)
 
 
 ENGINE_OPTIONS = (
@@ -61,11 +115,34 @@ ENGINE_OPTIONS = (
     "batch_size",
     "device",
     "citation_base",
+    "verifier_profile",
+    "judge_model",
+    "judge_url",
+    "judge_key_env",
+    "judge_concurrency",
+    "judge_timeout",
+    "judge_cache",
+    "judge_three_way",
+    "cascade",
+    "cascade_band",
+    "cascade_model",
 )
 # the flags that choose the verdicts: an ``ene serve`` service's own, so refused with --remote
-VERIFIER_OPTIONS = ("model", "threshold", "contradiction_threshold")
+VERIFIER_OPTIONS = (
+    "model",
+    "threshold",
+    "contradiction_threshold",
+    "verifier_profile",
+    "judge_model",
+    "cascade",
+)
 
 
 def engine_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The engine flags as a plain dict: ``build_engine(argparse.Namespace(**options))``."""
-    return {name: getattr(args, name) for name in ENGINE_OPTIONS}
+    """The engine flags as a plain dict: ``build_engine(argparse.Namespace(**options))``. A
+    profile travels as its content (Ray actors and Serve replicas may not see the file); the
+    judge's key never does (each process reads it from the environment)."""
+    options = {name: getattr(args, name, None) for name in ENGINE_OPTIONS}
+    profile = _profile(options["verifier_profile"])
+    options["verifier_profile"] = profile.to_dict() if profile is not None else None
+    return options
