@@ -27,9 +27,7 @@ from typing import Any
 from ene_core import EvidenceNecessityGraph, NecessityEngine, NLIOracle
 
 HERE = Path(__file__).resolve().parent
-SNLI = Path(
-    os.environ.get("ENE_SNLI", HERE.parents[1] / "shared/data/nli/snli_test_subset.jsonl")
-)
+SNLI = Path(os.environ.get("ENE_SNLI", HERE.parents[1] / "shared/data/nli/snli_test_subset.jsonl"))
 LABELS = ("entailment", "neutral", "contradiction")
 
 

@@ -31,7 +31,8 @@ from .text.normalise import MAX_DEPTH, decode_json, json_problem
 # 1.11: amounts the evidence computes (Claim.computed_amounts; older ENGs load with it empty)
 # 1.12: verifiers users bring (Claim.decided_by / judge_read, RunStats.verifier_tokens,
 #       Verifier.profile; older ENGs load with them None / 0); RunStats.forward_pairs counts
-#       every row the model read, second readings included
+#       every row the model read, second readings included; short answers: Claim.hypothesis_form,
+#       RunStats.unchecked_sentences (older ENGs load with them None / 0)
 SCHEMA_VERSION = "1.12"
 
 Status = Literal["supported", "contradicted", "unsupported"]

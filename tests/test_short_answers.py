@@ -254,7 +254,8 @@ def test_without_a_question_a_fragment_is_a_non_claim_with_a_warning(
     claim = eng.claims[0]
     assert (claim.kind, claim.status, claim.hypothesis) == ("fragment", None, None)
     assert eng.counts.checkable_claims == 0
-    assert any("claim 1 not checked" in w and "no question" in w for w in eng.warnings)
+    assert any("claim 1 ('1889') not checked" in w and "no question" in w for w in eng.warnings)
+    assert eng.stats.unchecked_sentences == 1
 
 
 # -- bad input: a verdict or a warning, never a crash -------------------------------------------

@@ -10,7 +10,9 @@ the claim text and kept as ``cited`` indices, and sentences that state nothing c
 (questions, refusals, headings, "Sources:" lines) are kept as non-claims. A short answer that is
 not a statement on its own ("Delhi", "in 1931", "yes") is a *fragment*
 (:func:`~ene_core.text.short_answers.is_fragment`): with the request's question it is checked as the
-answer to it (:func:`read_with_question`), without one it is kept as a non-claim.
+answer to it (:func:`read_with_question`); without one it is checked as its own text, unless it
+cannot be a claim at all (a bare name, a number, "yes": kept as a non-claim, and the ENG's
+warning names it).
 """
 
 from __future__ import annotations
@@ -21,7 +23,14 @@ from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any, Literal
 
-from .short_answers import answer_hypothesis, is_fragment, usable_question
+from .short_answers import (
+    DEFAULT_FORM,
+    HypothesisForm,
+    cannot_be_claim,
+    is_fragment,
+    read_answer,
+    usable_question,
+)
 
 SegmentKind = Literal["claim", "question", "refusal", "heading", "citation", "filler", "fragment"]
 
@@ -48,6 +57,7 @@ class Segment:
 
     ``hypothesis``: what the verifier reads instead of ``text``, for a fragment read as the
     answer to the question (:func:`read_with_question`); ``None`` for everything else.
+    ``hypothesis_form``: how it was made ("declarative" or "question_answer"), or ``None``.
     """
 
     text: str
@@ -56,6 +66,7 @@ class Segment:
     kind: SegmentKind
     cited: tuple[int, ...] = field(default=())
     hypothesis: str | None = None
+    hypothesis_form: HypothesisForm | None = None
 
     @property
     def checkable(self) -> bool:
@@ -174,19 +185,25 @@ def split_claims(answer: str, *, start: int = 0) -> list[Segment]:
     return segments
 
 
-def read_with_question(segments: Sequence[Segment], question: str | None) -> list[Segment]:
-    """Fragments become claims checked as the answer to ``question`` (their ``hypothesis`` is
-    built from both, :func:`~ene_core.text.short_answers.answer_hypothesis`); everything else, and
-    every fragment when there is no usable question, stays as it is."""
+def read_with_question(
+    segments: Sequence[Segment], question: str | None, form: HypothesisForm | None = None
+) -> list[Segment]:
+    """Fragments become claims: with a usable ``question``, checked as the answer to it (their
+    ``hypothesis`` built from both by :func:`~ene_core.text.short_answers.read_answer`, in
+    ``form``, by default :data:`~ene_core.text.short_answers.DEFAULT_FORM`); without one,
+    checked as their own text unless they cannot be a claim at all
+    (:func:`~ene_core.text.short_answers.cannot_be_claim`: a bare name, a number, "yes"),
+    which stay fragments, unchecked. Everything else stays as it is."""
     asked = usable_question(question)
-    if asked is None:
-        return list(segments)
-    return [
-        replace(s, kind="claim", hypothesis=answer_hypothesis(asked, s.text))
-        if s.kind == "fragment"
-        else s
-        for s in segments
-    ]
+    return [_read(s, asked, form or DEFAULT_FORM) if s.kind == "fragment" else s for s in segments]
+
+
+def _read(segment: Segment, question: str | None, form: HypothesisForm) -> Segment:
+    """One fragment read with the question, or alone when there is none."""
+    if question is None:
+        return segment if cannot_be_claim(segment.text) else replace(segment, kind="claim")
+    hypothesis, made = read_answer(question, segment.text, form)
+    return replace(segment, kind="claim", hypothesis=hypothesis, hypothesis_form=made)
 
 
 def _lines(text: str) -> list[tuple[int, int]]:

@@ -20,6 +20,7 @@ This module needs only the standard library, so the data scripts can import it.
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 # -- tidying ------------------------------------------------------------------------------------
 
@@ -45,10 +46,32 @@ def qa_hypothesis(question: str, answer: str) -> str:
     return f"{q} {a}."
 
 
+#: How a short answer's hypothesis was made: a declarative claim built from question and answer,
+#: or the question-answer form ("Q? A.").
+HypothesisForm = Literal["declarative", "question_answer"]
+#: What the engine reads a short answer as: the declarative claim wherever a rule writes one
+#: ("declarative"), or always the question-answer form ("question_answer"). Chosen by
+#: ``benchmarks/short_answers.py`` on HotpotQA and the written QA set (docs/engine.md).
+DEFAULT_FORM: HypothesisForm = "declarative"
+
+
 def answer_hypothesis(question: str, answer: str) -> str:
     """What the verifier reads for a short ``answer`` to ``question``: the declarative claim
     when a rule can write one, else the question-answer form."""
-    return question_to_claim(question, answer) or qa_hypothesis(question, answer)
+    return read_answer(question, answer)[0]
+
+
+def read_answer(
+    question: str, answer: str, form: HypothesisForm = DEFAULT_FORM
+) -> tuple[str, HypothesisForm]:
+    """The hypothesis for a short ``answer`` to ``question`` and how it was made: with ``form``
+    "declarative", the declarative claim where a rule can write one, else (a rule that is
+    unsure returns nothing) the question-answer form; with "question_answer", always that."""
+    if form == "declarative":
+        claim = question_to_claim(question, answer)
+        if claim is not None:
+            return claim, "declarative"
+    return qa_hypothesis(question, answer), "question_answer"
 
 
 def usable_question(question: str | None) -> str | None:
@@ -244,6 +267,71 @@ def _verb_like(word: str) -> bool:
     if w.endswith("s"):
         stems.add(w[:-1])
     return bool(stems & _VERBS)
+
+
+# -- what cannot be a claim --------------------------------------------------------------------
+
+# Lower-case words a bare value may hold: "330 metres", "about two years", "$5 million".
+_VALUE_WORDS = _words("""
+    about around approximately roughly nearly almost over under just some more less than at
+    least most up to only exactly circa per cent percent a an
+    zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen
+    fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty
+    ninety hundred hundreds thousand thousands million millions billion billions trillion dozen
+    dozens half quarter third thirds first second
+    mm cm m km kg g mg lb lbs oz ml l ft in mi mph kph kmh hz khz mhz ghz kb mb gb tb kw mw gw
+    kwh w v am pm bc ad bce ce st nd rd th
+    millimetre millimetres millimeter millimeters centimetre centimetres centimeter centimeters
+    metre metres meter meters kilometre kilometres kilometer kilometers mile miles foot feet
+    inch inches yard yards gram grams kilogram kilograms kilo kilos tonne tonnes ton tons pound
+    pounds ounce ounces litre litres liter liters gallon gallons acre acres hectare hectares
+    degree degrees second seconds minute minutes hour hours day days week weeks month months
+    year years decade decades century centuries dollar dollars euro euros cent cents pence
+    yen percentage points point people inhabitants residents times copies
+    """)
+_NUMBER_WORDS = _words("""
+    zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen
+    fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty
+    ninety hundred thousand million billion trillion dozen half
+    """)
+# Leading words a bare value may start with ("in 1931", "on 2 March 1972", "by Delhi").
+_VALUE_OPENERS = _words("in on at from to for by of with since until during as")
+
+
+def cannot_be_claim(text: str) -> bool:
+    """Whether a segment cannot be a claim on its own, whatever its question: what is left
+    unchecked when the request has no question to read it against.
+
+    Only these: a lone word ("Delhi", "1889", "delicious"); "yes" or "no" with at most one
+    more word ("Yes.", "No, never."); a bare name or value: every word capitalised, a number,
+    a linking word inside a name ("of", "the", "and", "de") or an amount's word (a unit, a
+    number word, "about", "more than"), after at most one leading preposition ("in 1931", "on 2
+    March 1972", "Max Martin, Savan Kotecha and Ilya Salmanzadeh", "about 330 metres"). Any
+    other segment, a sentence with a subject and a verb whatever the verb, or a noun phrase
+    with a common noun ("A man in red."), can be a claim and is checked (fail-closed).
+    """
+    raw = [t for t in text.split() if t.strip(_QUOTES)]
+    words = [t.strip(_QUOTES) for t in raw]
+    if len(words) <= 1:
+        return True
+    if yes_no(text) is not None:
+        return len(words) <= 2
+    if len(words) > MAX_FRAGMENT_WORDS:
+        return False
+    if words[0].lower() in _VALUE_OPENERS and len(words) > 1:
+        words = words[1:]
+    named = False
+    for word in words:
+        if _name_or_number(word) or word.lower() in _NUMBER_WORDS:
+            named = True
+        elif word.lower() not in _NAME_LINKS | _VALUE_WORDS and word not in ("&", "-", "\u2013"):
+            return False
+    return named
+
+
+def _name_or_number(word: str) -> bool:
+    """A capitalised word, a number or an amount as written ("1,500", "$5.2m", "3rd", "40%")."""
+    return word[:1].isupper() or any(ch.isdigit() for ch in word)
 
 
 # -- the declarative claim ----------------------------------------------------------------------
