@@ -43,6 +43,7 @@ from llama_index.core.question_gen import LLMQuestionGenerator
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.selectors import LLMMultiSelector, LLMSingleSelector
 from llama_index.core.tools import QueryEngineTool, ToolSelection
+from llama_index.core.workflow import StartEvent, StopEvent, Workflow, step
 from test_llama_index import DOCS, ExtractiveLLM, RaisingOracle
 
 from ene_core import NecessityEngine
@@ -337,6 +338,60 @@ async def test_agent_workflow_and_earlier_turns(index, handler) -> None:
     output = await workflow.run(user_msg=CAPITAL)
     check_agent(handler, output, CAPITAL, DOCS[0])
     assert handler.result(output).metadata["kind"] == "agent"
+
+
+class RetrieveThenComplete(Workflow):
+    """A workflow whose step retrieves (retrieval events fire), then calls ``acomplete``."""
+
+    def __init__(self, index: VectorStoreIndex, *, top_k: int = 4, retrieve: bool = True) -> None:
+        super().__init__()
+        self.retriever = index.as_retriever(similarity_top_k=top_k)
+        self.retrieve = retrieve
+
+    @step
+    async def answer(self, ev: StartEvent) -> StopEvent:
+        nodes = await self.retriever.aretrieve(ev.query) if self.retrieve else []
+        nodes = SortedNodes().postprocess_nodes(nodes)
+        context = "\n".join(n.node.get_content() for n in nodes)
+        response = await Settings.llm.acomplete(f"Context:\n{context}\nQuery: {ev.query}")
+        return StopEvent(result=str(response))
+
+
+async def test_workflow_step_calling_acomplete_is_evaluated_on_its_retrieval(
+    index, handler
+) -> None:
+    plain = (eli.uninstrument(), await RetrieveThenComplete(index).run(query=TOWER))[1]
+    eli.instrument(handler=handler)
+    run = RetrieveThenComplete(index).run(query=TOWER)
+    output = await run
+    assert output == plain == DOCS[1]
+    result = handler.result(run, timeout=5)  # by the handler run() returned
+    seen = [
+        n.node.get_content()
+        for n in SortedNodes().postprocess_nodes(
+            await index.as_retriever(similarity_top_k=4).aretrieve(TOWER)
+        )
+    ]
+    assert result.eng.answer == output and result.eng.question == TOWER
+    assert texts(result.eng) == seen and result.metadata["kind"] == "workflow"
+    assert handler.result(run.get_stop_event()).request_id == result.request_id
+
+
+async def test_workflow_without_retrieval_is_skipped_and_query_engines_keep_their_eng(
+    index, handler
+) -> None:
+    run = RetrieveThenComplete(index, retrieve=False).run(query=TOWER)
+    await run
+    result = handler.result(run, timeout=0.5)
+    assert result.eng is None and "no retrieved documents" in result.skipped
+
+    class AskEngine(Workflow):  # no LLM call of its own: only the synthesis is evaluated
+        @step
+        async def answer(self, ev: StartEvent) -> StopEvent:
+            return StopEvent(result=await engine_of(index).aquery(ev.query))
+
+    response = await AskEngine().run(query=TOWER)
+    assert handler.result(response, timeout=5).metadata["kind"] == "synthesis"
 
 
 async def test_agent_without_tool_results_is_skipped_at_once(index, handler) -> None:

@@ -18,6 +18,9 @@ decided by the framework-free run model (:class:`ene_core.RunRecorder`):
 * **agent run** (``FunctionAgent``, ``ReActAgent``, ``AgentWorkflow``): tool results and the LLM
   calls' messages are recorded; answer = the ``AgentOutput`` the run returned, contexts = the
   tool outputs in the input of the LLM call that wrote it, question = the user's message.
+* **workflow run** (any other ``Workflow`` whose steps call an LLM themselves): the nodes its
+  retrievals returned and its LLM calls are recorded; answer = the ``StopEvent``'s result,
+  contexts = those nodes in the input of the call that wrote it. Look it up by ``run()``'s handler.
 
 A context that carries an inner request's answer (a query engine tool's output, a sub-answer, a
 router branch) names it in ``metadata["ene_source"]``; :meth:`NecessityHandler.linked` returns

@@ -38,6 +38,7 @@ from llama_index.core.instrumentation.events.synthesis import SynthesizeEndEvent
 from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
 from llama_index.core.llms.llm import BaseLLM
 from llama_index.core.response_synthesizers import BaseSynthesizer
+from llama_index.core.workflow import Workflow
 
 from ene_core import (
     Engine,
@@ -65,6 +66,7 @@ from .translate import (
     _llama_span_context,
     _message,
     _query_text,
+    _start_question,
     _tool_context,
     _user_message,
 )
@@ -72,6 +74,7 @@ from .translate import (
 logger = logging.getLogger("ene.llama_index")
 _ENGINES = (BaseQueryEngine, BaseChatEngine)
 _AGENTS = (BaseWorkflowAgent, AgentWorkflow)
+_RECORDED = ("agent", "workflow")  # units whose model calls and contexts a RunRecorder records
 _MAX_DEPTH = 256  # span-tree walks stop here (cycles cannot happen; this bounds bad data)
 
 
@@ -116,11 +119,12 @@ class _OpenSpans:
 
 @dataclasses.dataclass
 class _Unit:
-    """One answer being produced: a synthesis, a combining ``get_response``, or an agent run."""
+    """One answer being produced: a synthesis, a combining ``get_response``, an agent run, or a
+    workflow run (evaluated when one of its steps calls an LLM itself)."""
 
     request_id: str
     root: str  # the outermost span: links to inner answers are looked up within it
-    kind: str  # "synthesis" | "combine" | "agent"
+    kind: str  # "synthesis" | "combine" | "agent" | "workflow"
     question: str | None
     contexts: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     recorder: RunRecorder | None = None  # agents: tool outputs and model calls
@@ -226,6 +230,9 @@ class NecessityHandler:
         """
         if isinstance(key, str):
             return key
+        stop_event = getattr(key, "get_stop_event", None)  # a WorkflowHandler: its StopEvent
+        if callable(stop_event) and not isinstance(key, type):
+            key = stop_event() or key
         with contextlib.suppress(TypeError):
             ref, request_id = self._by_object.get(id(key)) or (None, None)
             if ref is not None and ref() is key:
@@ -278,7 +285,7 @@ class NecessityHandler:
                 self._owners.enter(id_, owner)  # first: its get_response calls are never combines
                 contexts = [_context(n) for n in args["nodes"] or []]
                 self._start(id_, "synthesis", _query_text(args.get("query")), contexts)
-            elif owner is None or self._unit_kind(owner) == "agent":
+            elif owner is None or self._unit_kind(owner) in _RECORDED:
                 # get_response outside a synthesis: a router combining its engines' answers
                 chunks = [c for c in args["text_chunks"] or [] if isinstance(c, str)]
                 contexts = [{"id": stable_id(c, i), "text": c} for i, c in enumerate(chunks)]
@@ -287,11 +294,14 @@ class NecessityHandler:
         elif isinstance(instance, _AGENTS) and "start_event" in args:
             self._start(id_, "agent", _user_message(args["start_event"]), [])
             owner = id_
+        elif isinstance(instance, Workflow) and "start_event" in args and owner is None:
+            self._start(id_, "workflow", _start_question(args["start_event"]), [])
+            owner = id_
         if owner is not None:
             self._owners.enter(id_, owner)
             if isinstance(instance, BaseLLM):
                 unit = self._units.get(owner)
-                if unit is not None and unit.kind == "agent":
+                if unit is not None and unit.kind in _RECORDED:
                     unit.llm_spans.append(id_)
 
     def _span_end(self, id_: str, result: Any, error: BaseException | None = None) -> None:
@@ -336,7 +346,7 @@ class NecessityHandler:
         chats = [s.message for _, s in chain if s.message is not None]
         if chats and kind != "agent":
             question = chats[-1]  # the user's message, not a condensed or rewritten query
-        recorder = RunRecorder() if kind == "agent" else None
+        recorder = RunRecorder() if kind in _RECORDED else None
         if recorder is not None:
             recorder.root_input(question or "")
         self._units.put(id_, _Unit(id_, root, kind, question, contexts, recorder))
@@ -362,9 +372,10 @@ class NecessityHandler:
             unit.recorder.model_end(span_id, text)  # type: ignore[arg-type]
 
     def _agent_of(self, span_id: str | None) -> _Unit | None:
+        """The agent or workflow unit whose model calls ``span_id`` belongs to."""
         owner = self._owners.get(span_id) if span_id else None
         unit = self._units.get(owner) if owner else None
-        return unit if unit is not None and unit.kind == "agent" else None
+        return unit if unit is not None and unit.kind in _RECORDED else None
 
     def _finish_unit(
         self, id_: str, result: Any, error: BaseException | None, parent: str | None
@@ -382,6 +393,8 @@ class NecessityHandler:
                 self._outer.put(span_id, id_)
         for span_id in unit.llm_spans:
             self._owners.exit(span_id)
+        if unit.kind == "workflow" and not unit.llm_spans:
+            return  # no step called an LLM itself: its query engines and agents have their ENGs
         trace = _llama_span_context(id_) or _current_span_context()
         metadata = {"framework": "llama_index", "kind": unit.kind, "root_span_id": unit.root}
         if error is not None:
@@ -389,10 +402,13 @@ class NecessityHandler:
             self.dispatcher.record_error(id_, error, trace=trace, metadata=metadata)
             return
         answer = result
-        if unit.kind == "agent":
+        if unit.kind in _RECORDED:
             answer = getattr(result, "result", result)  # the StopEvent's result: what run() gives
             self._track(id_, answer)
+            if unit.kind == "workflow":
+                self._track(id_, result)  # the StopEvent: what the run's handler returns
             answer = _agent_answer(answer)
+            answer = getattr(answer, "text", answer)  # e.g. the CompletionResponse of acomplete
         if not isinstance(answer, str):  # e.g. a streamed combination: not evaluated
             reason = f"the {unit.kind} returned {type(answer).__name__}, not text"
             self._decided(id_, None)
@@ -404,7 +420,7 @@ class NecessityHandler:
         """Decide with the run model and dispatch; remember the answer for outer links."""
         recorder = self._recorder(unit, self._link(unit, answer))
         decision = recorder.decide(answer)
-        if unit.recorder is not None and decision.ok:
+        if unit.kind == "agent" and decision.ok:
             metadata["tools"] = ",".join(sorted({c["metadata"]["tool"] for c in decision.contexts}))
         sources = [c.get("metadata", {}).get(SOURCE_KEY) for c in decision.contexts]
         if any(sources):
@@ -489,6 +505,10 @@ class NecessityHandler:
         chain = list(self._ancestors(event.span_id))
         if not chain or event.span_id is None:
             return
+        unit = self._agent_of(event.span_id)
+        if unit is not None and unit.kind == "workflow" and unit.recorder is not None:
+            nodes = [_context(n) for n in event.nodes]  # a workflow step's own retrieval
+            unit.recorder.documents(nodes, origin=event.span_id)
         trace = _llama_span_context(event.span_id)
         found = {n.node.node_id: (event.span_id, i, trace) for i, n in enumerate(event.nodes)}
         self._retrievals.setdefault(chain[-1][0], dict).update(found)

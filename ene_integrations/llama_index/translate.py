@@ -83,6 +83,18 @@ def _user_message(start_event: Any) -> str | None:
     return users[-1] if users else None
 
 
+def _start_question(start_event: Any) -> str | None:
+    """The question of a workflow run: its ``StartEvent``'s ``query`` / ``question`` / ``input``
+    / ``message``, else the user's message as for an agent."""
+    getter = getattr(start_event, "get", None)
+    if getter is not None:
+        for key in ("query", "question", "input", "message"):
+            value = getter(key)
+            if isinstance(value, str) and value:
+                return value
+    return _user_message(start_event)
+
+
 def _agent_answer(output: Any) -> Any:
     """The text an agent run gave the app (``AgentOutput.response``), else the output as is."""
     message = getattr(output, "response", None)
