@@ -19,6 +19,7 @@ pytest.importorskip("langchain.agents")
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import dynamic_prompt
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import create_retriever_tool, tool
@@ -177,6 +178,119 @@ def test_dynamic_prompt_with_a_retriever_and_with_report_documents(
 
 def test_report_documents_outside_a_run_is_a_no_op() -> None:
     report_documents([Document("x")])  # no run, no handler: nothing happens, nothing raises
+
+
+def test_dynamic_prompt_with_similarity_search_is_caught_by_instrument(
+    engine: NecessityEngine,
+) -> None:
+    """The docs' pattern: ``instrument()``, and a middleware that searches the store itself."""
+
+    @dynamic_prompt
+    def with_context(request: Any) -> str:
+        docs = STORE.similarity_search(text_of(request.state["messages"][-1]), k=2)
+        return "Use this context:\n\n" + "\n\n".join(d.page_content for d in docs)
+
+    script = agent_script({TALL: TALL_ANSWER}, tool=None)
+    agent = create_agent(ScriptedChatModel(respond=script), middleware=[with_context])
+    plain = agent.invoke({"messages": [HumanMessage(TALL)]})
+    handler = instrument(NecessityCallbackHandler(engine))
+    try:
+        run_id = uuid.uuid4()
+        out = agent.invoke({"messages": [HumanMessage(TALL)]}, config={"run_id": run_id})
+        result = handler.result(run_id, timeout=10)
+    finally:
+        uninstrument()
+    assert same(out, plain)
+    assert result.eng.answer == TALL_ANSWER and result.eng.question == TALL
+    assert ids(result) == ["tower-height", "tower-year"]
+    assert "__wrapped__" not in vars(type(STORE).similarity_search)  # uninstrument restores it
+
+
+async def test_instrument_catches_async_searches_and_leaves_retrievers_their_documents(
+    engine: NecessityEngine,
+) -> None:
+    """An async search in a node is caught; a retriever's own search stays the retriever's
+    (its run is the origin of what only it found, as without instrumented stores)."""
+    llm = ScriptedChatModel(respond=by_keyword([("330 metres", TALL_ANSWER)]))
+    retriever = STORE.as_retriever(search_kwargs={"k": 2})
+
+    async def answer(state: Custom) -> dict[str, Any]:
+        question = text_of(state["messages"][-1])
+        found = await STORE.asimilarity_search_with_score(question, k=1)
+        docs = [doc for doc, _score in found] + await retriever.ainvoke(question)
+        reply = await llm.ainvoke([HumanMessage("\n".join(d.page_content for d in docs))])
+        return {"note": reply.content}
+
+    class Retrievers(BaseCallbackHandler):
+        def __init__(self) -> None:
+            self.runs: list[str] = []
+
+        def on_retriever_start(self, *args: Any, run_id: uuid.UUID, **kwargs: Any) -> None:
+            self.runs.append(str(run_id))
+
+    graph = StateGraph(Custom)
+    graph.add_node("answer", answer)
+    graph.add_edge(START, "answer")
+    handler, seen = instrument(NecessityCallbackHandler(engine)), Retrievers()
+    try:
+        run_id = uuid.uuid4()
+        out = await graph.compile().ainvoke(
+            QUESTION, config={"run_id": run_id, "callbacks": [seen]}
+        )
+        result = await handler.aresult(run_id, timeout=10)
+    finally:
+        uninstrument()
+    assert out["note"] == TALL_ANSWER
+    assert ids(result) == ["tower-height", "tower-year"]
+    origins = [d["run_id"] for d in result.metadata["documents"]]
+    assert origins[0] not in seen.runs and origins[1] == seen.runs[0]
+
+
+def test_history_aware_retrieval_chain_second_turn_has_only_its_own_chunks(
+    handler: NecessityCallbackHandler,
+) -> None:
+    """``create_history_aware_retriever`` + ``create_retrieval_chain``: the earlier turns in
+    ``chat_history`` are conversation, not chunks (the first answer even repeats one)."""
+    chains = pytest.importorskip("langchain_classic.chains")
+    stuff = pytest.importorskip("langchain_classic.chains.combine_documents")
+    from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+
+    completed = "When was it completed?"
+    completed_answer = "The Eiffel Tower was completed in 1889."
+
+    def respond(messages: list[Any]) -> AIMessage:
+        seen = "\n".join(text_of(m) for m in messages)
+        if "reformulate" in seen:
+            return AIMessage("When was the Eiffel Tower completed?")
+        return AIMessage(completed_answer if "1889" in seen else TALL_ANSWER)
+
+    llm = ScriptedChatModel(respond=respond)
+    rephrase = ChatPromptTemplate.from_messages(
+        [
+            ("system", "Given the chat history, reformulate the latest question."),
+            MessagesPlaceholder("chat_history"),
+            ("human", "{input}"),
+        ]
+    )
+    qa = ChatPromptTemplate.from_messages(
+        [
+            ("system", "Answer from this context:\n\n{context}"),
+            MessagesPlaceholder("chat_history"),
+            ("human", "{input}"),
+        ]
+    )
+    retriever = chains.create_history_aware_retriever(
+        llm, STORE.as_retriever(search_kwargs={"k": 1}), rephrase
+    )
+    chain = chains.create_retrieval_chain(retriever, stuff.create_stuff_documents_chain(llm, qa))
+    first, result = run(chain, {"input": TALL, "chat_history": []}, handler)
+    assert first["answer"] == TALL_ANSWER and ids(result) == ["tower-height"]
+    history = [HumanMessage(TALL), AIMessage(first["answer"])]
+    second, result = run(chain, {"input": completed, "chat_history": history}, handler)
+    assert second["answer"] == completed_answer
+    assert [d.id for d in second["context"]] == ["tower-year"]
+    assert result.eng.answer == completed_answer and result.eng.question == completed
+    assert ids(result) == ["tower-year"]
 
 
 # -- LangGraph graphs ---------------------------------------------------------------------------

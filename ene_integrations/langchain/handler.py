@@ -64,6 +64,14 @@ def report_documents(documents: Iterable[Any], config: RunnableConfig | None = N
     one. A no-op when no :class:`NecessityCallbackHandler` is attached; never raises, and emits
     nothing into the app's streams.
     """
+    _report(documents, config)
+
+
+def _report(
+    documents: Iterable[Any], config: RunnableConfig | None, searched: bool = False
+) -> None:
+    """:func:`report_documents`; ``searched``: from an instrumented vector store search, which a
+    retriever running at that point reports itself."""
     try:
         from langchain_core.runnables.config import ensure_config, get_callback_manager_for_config
 
@@ -74,7 +82,7 @@ def report_documents(documents: Iterable[Any], config: RunnableConfig | None = N
         docs = list(documents)
         for handler in manager.handlers:
             if isinstance(handler, NecessityCallbackHandler):
-                handler._documents(run_id, docs)
+                handler._documents(run_id, docs, searched=searched)
     except Exception:
         logger.debug("ENE: report_documents failed (ignored)", exc_info=True)
 
@@ -124,6 +132,7 @@ class _Request:
     trace: Any = None
     parents: dict[UUID, UUID | None] = field(default_factory=dict)
     tagged: set[UUID] = field(default_factory=set)  # outermost runs tagged ene:context
+    retrieving: set[UUID] = field(default_factory=set)  # retriever runs not yet ended
     spans: dict[UUID, Any] = field(default_factory=dict)  # retriever run -> OpenInference span
 
     def within_tagged(self, run_id: UUID) -> bool:
@@ -269,11 +278,15 @@ class NecessityCallbackHandler(BaseCallbackHandler):
     def _lookup(self, run_id: UUID) -> _Request | None:
         return cast("_Request | None", self._runs.get(run_id))
 
-    def _documents(self, run_id: UUID, documents: list[Any]) -> None:
-        """Documents reported inside ``run_id`` (see :func:`report_documents`)."""
+    def _documents(self, run_id: UUID, documents: list[Any], searched: bool = False) -> None:
+        """Documents reported inside ``run_id`` (see :func:`report_documents`). A vector store
+        search (``searched``) made by a retriever started under ``run_id`` is left to it."""
         request = self._lookup(run_id)
-        if request is not None and documents:
-            request.recorder.documents(documents, origin=run_id)
+        if request is None or not documents:
+            return
+        if searched and any(request.parents.get(r) == run_id for r in set(request.retrieving)):
+            return
+        request.recorder.documents(documents, origin=run_id)
 
     def _output(self, run_id: UUID, output: Any, request: _Request | None) -> None:
         """A run ended with ``output``: finish the request if it is the root, else harvest the
@@ -364,6 +377,8 @@ class NecessityCallbackHandler(BaseCallbackHandler):
         request, is_root = self._start(run_id, parent_run_id, tags)
         if is_root:
             request.recorder.root_input(query)
+        else:
+            request.retrieving.add(run_id)
 
     @_guarded
     def on_retriever_end(
@@ -372,6 +387,7 @@ class NecessityCallbackHandler(BaseCallbackHandler):
         request = self._lookup(run_id)
         if request is None:
             return
+        request.retrieving.discard(run_id)
         if request.root == run_id:
             self._end(request, output=list(documents))
         else:
@@ -383,6 +399,9 @@ class NecessityCallbackHandler(BaseCallbackHandler):
 
     @_guarded
     def on_retriever_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        request = self._lookup(run_id)
+        if request is not None:
+            request.retrieving.discard(run_id)
         self._failed(run_id, error)
 
     @_guarded

@@ -88,6 +88,14 @@ def _messages(value: Any) -> list[Message] | None:
     return None
 
 
+def _is_message_list(value: Any) -> bool:
+    return (
+        isinstance(value, (list, tuple))
+        and bool(value)
+        and all(isinstance(m, BaseMessage) for m in value)
+    )
+
+
 def _plain(value: Any) -> Any:
     """A root input or output as :mod:`ene_core.kit.runs` reads it (messages become Message)."""
     if isinstance(value, BaseMessage):
@@ -100,6 +108,8 @@ def _plain(value: Any) -> Any:
         for key, item in out.items():
             if isinstance(item, BaseMessage):
                 out[key] = _message(item)
+            elif _is_message_list(item):  # e.g. "chat_history": earlier turns, not documents
+                out[key] = [_message(m) for m in item]
         return out
     if isinstance(value, (list, tuple)) and value and isinstance(value[0], BaseMessage):
         return [_message(m) if isinstance(m, BaseMessage) else m for m in value]
