@@ -130,6 +130,12 @@ class LLMJudge:
         where, prompt = self._where(), self.prompt_version
         return f"LLMJudge({self.model!r}, base_url={where!r}, prompt={prompt!r})"
 
+    def __enter__(self) -> LLMJudge:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def count_tokens(self, text: str) -> int:
         return len(text.split())
 
@@ -189,7 +195,8 @@ class LLMJudge:
         httpx = self._httpx
         url = f"{self.base_url}/chat/completions"
         reason = "no answer"
-        for attempt in range(self.retries + 1):
+        attempt = 0
+        while attempt <= self.retries:
             logprobs = self._logprobs
             body: dict[str, Any] = {
                 "model": self.model,
@@ -219,7 +226,7 @@ class LLMJudge:
                     with self._lock:
                         self._logprobs = False  # read the answers' text from now on
                     log.warning("judge %s gives no log probabilities: reading text", self._where())
-                    continue
+                    continue  # at once, and not counted as a try
                 if status != 429 and status < 500:
                     raise JudgeError(
                         f"the judge at {self._where()} refused the request (HTTP {status}): "
@@ -231,6 +238,7 @@ class LLMJudge:
                 self._count("retries")
                 log.info("judge %s: %s; retry %d", self._where(), reason, attempt + 1)
                 pause(attempt, self.backoff_s, at_least=wait)
+            attempt += 1
         raise JudgeError(
             f"the judge at {self._where()} failed after {self.retries + 1} tries: {reason}"
         )
