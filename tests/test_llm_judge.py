@@ -154,3 +154,18 @@ def test_the_prompt_is_versioned() -> None:
     messages = judge_messages("DOC", "CLAIM")
     assert messages[-1]["content"].startswith("Document:\nDOC\n\nClaim: CLAIM")
     assert "Yes or No" in messages[-1]["content"]
+
+
+def test_a_failing_judge_is_a_recorded_failure_for_an_adapter(
+    server: JudgeServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    from ene_core import NecessityDispatcher
+
+    server.mode = "500"
+    engine = NecessityEngine(judge(server, retries=1))
+    dispatcher = NecessityDispatcher(engine, mode="inline")
+    result = dispatcher.dispatch("run-1", CLAIM, [PARIS])
+    assert result is not None and not result.ok and result.error is not None
+    assert result.error.startswith("JudgeError:") and KEY not in result.error
+    assert KEY not in caplog.text
+    engine.close()
