@@ -1,6 +1,7 @@
 """Short answers checked as the answer to their question (issue 22), on held-out HotpotQA.
 
     python benchmarks/short_answers.py [--model PATH] [--questions 60:100] [--device cpu]
+    python benchmarks/short_answers.py --data qa [--split dev|test]    # the written QA set
 
 For each HotpotQA dev question (60-99 by default: never trained on), two answers are evaluated
 against the question's ten paragraphs, with the question:
@@ -37,9 +38,11 @@ from typing import Any
 
 from ene_core import EvidenceNecessityGraph, NecessityEngine, NLIOracle
 from ene_core.engine import rounds as engine_rounds
+from ene_core.text import claims as claims_module
 from ene_core.text.claims import Segment
-from ene_core.text.short_answers import question_to_claim, yes_no
+from ene_core.text.short_answers import yes_no
 
+QA = Path(__file__).resolve().parent / "data" / "short_qa.jsonl"
 HOTPOT = (
     Path(__file__).resolve().parents[2] / "shared/data/hotpotqa/hotpot_dev_distractor_first100.json"
 )
@@ -133,6 +136,28 @@ def _entities(text: str) -> Iterator[str]:
                 yield " ".join(words).rstrip(".")
 
 
+def qa_cases(path: Path, split: str) -> list[Case]:
+    """The written QA set (``benchmarks/data/short_qa.jsonl``): one split's cases."""
+    cases = []
+    for k, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+        row = json.loads(line)
+        if split in ("all", row["split"]):
+            cases.append(Case(k, row["question"], row["contexts"], row["right"], row["wrong"]))
+    return cases
+
+
+@contextmanager
+def hypothesis_form(form: str) -> Iterator[None]:
+    """Short answers read in ``form`` ("declarative" where a rule writes one, or always
+    "question_answer") while the block runs."""
+    default = claims_module.DEFAULT_FORM
+    claims_module.DEFAULT_FORM = form  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        claims_module.DEFAULT_FORM = default
+
+
 def build_cases(lo: int, hi: int) -> list[Case]:
     data = json.loads(HOTPOT.read_text(encoding="utf-8"))
     cases = []
@@ -182,8 +207,7 @@ def form(eng: EvidenceNecessityGraph) -> str:
         return "nothing checked"
     if all(c.hypothesis is None for c in claims):
         return "own text"
-    question = eng.question or ""
-    if any(c.hypothesis and question_to_claim(question, c.text) for c in claims):
+    if any(c.hypothesis_form == "declarative" for c in claims):
         return "declarative claim"
     return "question-answer form"
 
@@ -219,24 +243,40 @@ def evaluate(engine: NecessityEngine, cases: Sequence[Case]) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", help="NLI model directory (default: the shipped verifier)")
+    parser.add_argument("--data", choices=["hotpot", "qa"], default="hotpot")
     parser.add_argument("--questions", default="60:100", help="HotpotQA dev range (60:100)")
+    parser.add_argument("--split", default="test", help="qa: dev, test or all (test)")
     parser.add_argument("--device", default=None)
     parser.add_argument("--show", action="store_true", help="print every answer's verdicts")
     args = parser.parse_args(argv)
-    lo, hi = (int(x) for x in args.questions.split(":"))
-    cases = build_cases(lo, hi)
+    if args.data == "qa":
+        cases, what = qa_cases(QA, args.split), f"written QA set ({QA.name}), {args.split}"
+    else:
+        if not HOTPOT.exists():
+            print(f"no HotpotQA at {HOTPOT}: skipped", file=sys.stderr)
+            return {}
+        lo, hi = (int(x) for x in args.questions.split(":"))
+        cases, what = build_cases(lo, hi), f"HotpotQA dev {lo}-{hi - 1}"
     oracle = NLIOracle(args.model, device=args.device)
     engine = NecessityEngine(oracle)
-    results = {"with the question": evaluate(engine, cases)}
-    engine.cache = type(engine.cache)(engine.cache.size)  # no scores carried across
+    results: dict[str, dict[str, Any]] = {}
+    shipped = claims_module.DEFAULT_FORM
+    for name, form in (
+        ("declarative where a rule applies", "declarative"),
+        ("question-answer form always", "question_answer"),
+    ):
+        engine.cache = type(engine.cache)(engine.cache.size)  # no scores carried across
+        with hypothesis_form(form):
+            results[name + (" (default)" if form == shipped else "")] = evaluate(engine, cases)
+    engine.cache = type(engine.cache)(engine.cache.size)
     with engine_before_short_answers():
         results["before (answers as text)"] = evaluate(engine, cases)
     engine.close()
 
     n = len(cases)
     print(
-        f"HotpotQA dev {lo}-{hi - 1}: {n} questions, {n} right + {n} wrong answers, 10 "
-        f"paragraphs each; verifier {oracle.name} ({oracle.revision}), tau={engine.threshold}"
+        f"{what}: {n} questions, {n} right + {n} wrong answers; verifier {oracle.name} "
+        f"({oracle.revision}), tau={engine.threshold}"
     )
     print(
         "| engine | right answers pass | wrong answers flagged | balanced accuracy "
@@ -248,8 +288,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
             f"{r['balanced_accuracy']:.3f} | {r['unchecked_right']} / {r['unchecked_wrong']} "
             f"| {r['seconds']:.0f} |"
         )
-    print("\nwith the question, by what the verifier read (answers judged correctly / all):")
-    forms = results["with the question"]["by_form"]
+    default = next(k for k in results if k.endswith("(default)"))
+    print(f"\n{default}, by what the verifier read (answers judged correctly / all):")
+    forms = results[default]["by_form"]
     for name in sorted({f for f, _, _ in forms}):
         cells = []
         for kind in ("right", "wrong"):
@@ -257,7 +298,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
             cells.append(f"{kind} {good}/{good + bad}")
         print(f"  {name:<22} " + ", ".join(cells))
     if args.show:
-        ours = results["with the question"]["engs"]
+        ours = results[default]["engs"]
         for c, (r, w) in zip(cases, zip(ours[0::2], ours[1::2], strict=True), strict=True):
             print(f"\n[{c.qi}] {c.question}")
             for label, e in (("right", r), ("wrong", w)):

@@ -20,6 +20,7 @@ import json
 import os
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,11 @@ def evaluate(engine: NecessityEngine, pairs: Sequence[dict[str, str]]) -> dict[s
     right = sum(p == pair["label"] for p, pair in zip(predicted, pairs, strict=True))
     unchecked = [pair["hypothesis"] for p, pair in zip(predicted, pairs, strict=True) if p is None]
     checked = len(pairs) - len(unchecked)
+    confusion = Counter(
+        (pair["label"], p or "unchecked") for p, pair in zip(predicted, pairs, strict=True)
+    )
     return {
+        "confusion": confusion,
         "pairs": len(pairs),
         "accuracy": right / len(pairs),
         "accuracy_checked": right / checked if checked else 0.0,
@@ -94,6 +99,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         f"{result['accuracy']:.3f} (unchecked counted wrong), {result['accuracy_checked']:.3f} "
         f"on the checked pairs; {result['unchecked']} unchecked; {result['seconds']:.0f} s"
     )
+    columns = (*LABELS, "unchecked")
+    print("| gold \\ engine | " + " | ".join(columns) + " |\n|---|" + "---:|" * len(columns))
+    for gold in LABELS:
+        cells = " | ".join(str(result["confusion"][(gold, p)]) for p in columns)
+        print(f"| {gold} | {cells} |")
     if args.show_unchecked:
         for text in result["unchecked_examples"]:
             print(f"  unchecked: {text}")

@@ -15,11 +15,13 @@ from ene_core import SCHEMA_VERSION, EvidenceNecessityGraph, NecessityEngine
 from ene_core.cli import main
 from ene_core.reports.viewer import render_html
 from ene_core.text.claims import read_with_question, split_claims
+from ene_core.text.rewrites import inflect, past, third_person
 from ene_core.text.short_answers import (
     answer_hypothesis,
     is_fragment,
     qa_hypothesis,
     question_to_claim,
+    read_answer,
     usable_question,
     yes_no,
 )
@@ -73,7 +75,7 @@ def test_qa_form(question: str, answer: str, expected: str) -> None:
             "Yes, it was built in 1931.",
             "The bridge was built in 1931.",
         ),
-        ("Did the band tour Japan?", "Yes", "The band did tour Japan."),
+        ("Did the band tour Japan?", "Yes", "The band toured Japan."),
         ("Did the band tour Japan?", "no", "The band did not tour Japan."),
         ("Are A and B both X?", "yes", "A and B are both X."),
         (
@@ -97,11 +99,116 @@ def test_declarative_claims(question: str, answer: str, claim: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("question", "answer", "claim"),
+    [
+        # do-support: the verb inflected, the answer where the wh-phrase stood
+        ("What year did the band tour Japan?", "1999", "The band toured Japan in 1999."),
+        (
+            "What award did the film win in 2003?",
+            "the Palme d'Or",
+            "The film won the Palme d'Or in 2003.",
+        ),
+        ("When did the observatory open?", "1911", "The observatory opened in 1911."),
+        ("Where does the band rehearse?", "Cork", "The band rehearses in Cork."),
+        ("Who did Anna Berg marry?", "Tom Hale", "Anna Berg married Tom Hale."),
+        ("What city did the company move to?", "Leeds", "The company moved to Leeds."),
+        (
+            "What occupation do Chris Menges and Aram Avakian share?",
+            "director",
+            "Chris Menges and Aram Avakian share director.",
+        ),
+        # how many / much / long / tall
+        ("How many rooms does the hotel have?", "214", "The hotel has 214 rooms."),
+        ("How many copies of the book sold?", "2 million", "2 million copies of the book sold."),
+        ("How much does a day ticket cost?", "54 euros", "A day ticket costs 54 euros."),
+        ("How long is the tunnel?", "8.2 km", "The tunnel is 8.2 km long."),
+        ("How long did the siege last?", "eleven months", "The siege lasted eleven months."),
+        (
+            "How long did Falk serve as mayor?",
+            "seven years",
+            "Falk served as mayor for seven years.",
+        ),
+        (
+            "The lake is in a country that has a population of how many inhabitants?",
+            "9,984",
+            "The lake is in a country that has a population of 9,984 inhabitants.",
+        ),
+        # a copula before the subject; a choice after an auxiliary
+        (
+            "What nationality were Alfred Gell and Edmund Leach?",
+            "British",
+            "Alfred Gell and Edmund Leach were British.",
+        ),
+        (
+            "What series was the actress Rose McGowan best known for being in?",
+            "Charmed",
+            "The actress Rose McGowan was best known for being in Charmed.",
+        ),
+        (
+            "Is Port Avell or Castrey the capital of Dunmere?",
+            "Port Avell",
+            "Port Avell is the capital of Dunmere.",
+        ),
+        # subject questions with a finite verb; a wh-word after a relative "who"
+        (
+            "What surfer born in 1992 won the Rip Curl Pro?",
+            "John Florence",
+            "John Florence won the Rip Curl Pro.",
+        ),
+        ("Which costs more, the A5 or the A7?", "the A7", "The A7 costs more."),
+        (
+            "The manager who recruited Beckham managed United during what years?",
+            "1986 to 2013",
+            "The manager who recruited Beckham managed United during 1986 to 2013.",
+        ),
+        # a question of two sentences: its statement kept
+        (
+            "The album was his 11th. What was the singer's stage name?",
+            "Bob Seger",
+            "The album was his 11th. The singer's stage name was Bob Seger.",
+        ),
+        ("When was the novelist born?", "3 May 1948", "The novelist was born on 3 May 1948."),
+        ("Where is the Benholm Ice Arena?", "Tromsdal", "The Benholm Ice Arena is in Tromsdal."),
+    ],
+)
+def test_declarative_rewrites_of_every_question_form(
+    question: str, answer: str, claim: str
+) -> None:
+    assert question_to_claim(question, answer) == claim
+    assert read_answer(question, answer) == (claim, "declarative")
+    assert read_answer(question, answer, "question_answer") == (
+        qa_hypothesis(question, answer),
+        "question_answer",
+    )
+
+
+@pytest.mark.parametrize(
+    ("verb", "past_form", "third"),
+    [
+        ("win", "won", "wins"),
+        ("open", "opened", "opens"),
+        ("stop", "stopped", "stops"),
+        ("marry", "married", "marries"),
+        ("found", "founded", "founds"),
+        ("have", "had", "has"),
+        ("watch", "watched", "watches"),
+        ("admit", "admitted", "admits"),
+        ("go", "went", "goes"),
+        ("live", "lived", "lives"),
+        ("play", "played", "plays"),
+    ],
+)
+def test_inflection(verb: str, past_form: str, third: str) -> None:
+    assert (past(verb), third_person(verb), inflect(verb, "do")) == (past_form, third, verb)
+
+
+@pytest.mark.parametrize(
     ("question", "answer"),
     [
         ("Is the museum open on Mondays?", "yes"),  # where does "the museum" end? no rule
         ("Did the rock band tour Japan?", "no"),
-        ("What year did the band tour Japan?", "1999"),  # do-support wh-question
+        ("Why did the band tour Japan?", "money"),  # why: no rule
+        ("What did the committee?", "a report"),  # no verb after the subject
         ("", "Delhi"),
         ("Why?", ""),
     ],

@@ -22,6 +22,16 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from .rewrites import (
+    _IRREGULAR,
+    auxiliary_choice,
+    copula_subject,
+    do_support,
+    how_question,
+    inflect,
+    with_preposition,
+)
+
 # -- tidying ------------------------------------------------------------------------------------
 
 
@@ -338,6 +348,7 @@ def _name_or_number(word: str) -> bool:
 
 _TAIL_CHOICE = re.compile(r",?\s[^,?]+\sor\s[^,?]+\s*\??\s*$")
 _NAME_CHOICE = re.compile(r"\s(?:[A-Z][\w.'-]*\s)+or(?:\s[A-Z][\w.'-]*)+\s*\??\s*$")
+_RELATIVES = frozenset(["that", "which", "who", "whose"])
 _AUX_WORDS = frozenset(
     ["is", "was", "are", "were", "has", "had", "have", "can", "could", "will", "would"]
 )
@@ -363,7 +374,10 @@ def question_to_claim(question: str, answer: str) -> str | None:
     polarity = yes_no(a)
     if polarity is not None:
         return yes_no_claim(q, polarity)
-    q = q.rstrip(" ?.").strip()
+    lead, q = _last_sentence(q.rstrip(" ?.").strip())
+    choice = auxiliary_choice(q.split(), a)
+    if choice is not None:
+        return _with_lead(lead, choice)
     if " or " in q:
         chosen = _TAIL_CHOICE.sub("", q + "?").rstrip(" ?,:")
         if len(chosen.split()) < 2:  # "who is younger A or B": no comma before the choice
@@ -372,7 +386,23 @@ def question_to_claim(question: str, answer: str) -> str | None:
     claim = _declarative(q, a)
     if claim is None or claim.rstrip(".") == a:  # nothing but the answer is left
         return None
-    return claim
+    return _with_lead(lead, claim)
+
+
+def _last_sentence(q: str) -> tuple[str, str]:
+    """A question of several sentences as its statements and its last sentence, the one that
+    asks: ("The album was Seger's 11th.", "What was his stage name")."""
+    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z])", q)
+    if len(parts) < 2 or len(parts[-1].split()) < 2:
+        return "", q
+    return " ".join(parts[:-1]), parts[-1]
+
+
+def _with_lead(lead: str, claim: str) -> str:
+    return f"{tidy_sentence(lead)} {claim}" if lead else claim
+
+
+_KNOWN_VERBS = _VERBS | frozenset(_IRREGULAR)
 
 
 def _declarative(q: str, a: str) -> str | None:
@@ -384,10 +414,16 @@ def _declarative(q: str, a: str) -> str | None:
     m = re.match(r"^(?:When|Where|In (?:what|which) \w+) (was|were|is|are) (.+) (\w+)$", q, re.I)
     if m:
         aux, subj, verb = m.groups()
-        if a.split()[0].lower() in _PREPOSITIONS:  # "in 1931" brings its own
-            return tidy_sentence(f"{subj} {aux.lower()} {verb} {a}")
-        prep = "in" if not re.match(r"^\w+ \d", a) else "on"
-        return tidy_sentence(f"{subj} {aux.lower()} {verb} {prep} {a}")
+        if not _participle(verb):  # "Where is the Benholm Ice Arena" -> "... is in A"
+            subj, verb = f"{subj} {verb}", ""
+        return tidy_sentence(f"{subj} {aux.lower()} {verb} {with_preposition(a, 'in')}")
+    for rule in (how_question, do_support):
+        claim = rule(words, a, _KNOWN_VERBS)
+        if claim is not None or (rule is how_question and first == "how"):
+            return claim
+    claim = copula_subject(words, a)
+    if claim is not None:
+        return claim
     if first == "who":
         return tidy_sentence(f"{a} {' '.join(words[1:])}")
     # What is X  -> X is A
@@ -401,36 +437,82 @@ def _declarative(q: str, a: str) -> str | None:
             w = words[i].lower().strip(",")
             if w in ("did", "does", "do"):
                 return None
-            if w in _AUX_WORDS or (i >= 2 and re.match(r"^\w+ed$", w)):
+            if w in _AUX_WORDS or re.match(r"^\w+ed$", w) or _finite(words[i], w):
                 return tidy_sentence(f"{a} {' '.join(words[i:])}")
         return None
     return _wh_later(words, a)
 
 
+def _participle(word: str) -> bool:
+    """A word that ends a passive or a state ("born", "located", "built", "held")."""
+    w = word.lower()
+    return w in _PARTICIPLES_ONLY or w in _IRREGULAR_PAST or w.endswith(("ed", "en", "wn"))
+
+
+def _finite(word: str, lower: str) -> bool:
+    """A finite verb after a wh-phrase: an irregular past ("won") or an -s form of a common
+    verb ("costs"); not a participle that says nothing finite ("born")."""
+    if not word[:1].islower() or lower in _PARTICIPLES_ONLY:
+        return False
+    lower = lower.rsplit("-", 1)[-1]  # "co-wrote"
+    if lower in _IRREGULAR_PAST:
+        return True
+    return lower.endswith("s") and (lower[:-1] in _VERBS or lower[:-2] in _VERBS)
+
+
 def _wh_later(words: list[str], a: str) -> str | None:
-    """A wh-word later in the sentence: "... is based in what city" -> "... is based in A"."""
-    for i, w in enumerate(words):
-        lw = w.lower()
-        if lw in ("what", "which", "who", "whom", "when") and i > 0:
-            rest = words[i + 1 :]
-            if not rest:
-                return tidy_sentence(f"{' '.join(words[:i])} {a}")
-            if rest[0].lower() in _PREPOSITIONS:
-                return tidy_sentence(f"{' '.join(words[:i])} {a} {' '.join(rest)}")
-            if len(rest) <= 4:
-                return tidy_sentence(f"{' '.join(words[:i])} {a}")
-            return None
+    """A wh-word later in the sentence: "... is based in what city" -> "... is based in A". The
+    last wh-word that a rule can replace: an earlier "who" / "which" is often a relative
+    ("the manager who recruited X managed Y during what timeframe")."""
+    for i in range(len(words) - 1, 0, -1):
+        claim = _wh_at(words, i, a)
+        if claim is not None:
+            return claim
+    return None
+
+
+def _wh_at(words: list[str], i: int, a: str) -> str | None:
+    """The claim with the wh-word at ``words[i]`` replaced by the answer, or ``None``."""
+    lw = words[i].lower()
+    if lw in ("what", "which", "who", "whom", "when", "where"):
+        rest = words[i + 1 :]
+        before = words[:i]
         if (
-            lw == "how"
-            and i > 0
-            and i + 1 < len(words)
-            and words[i + 1].lower() in ("many", "much")
+            before
+            and before[-1].lower() in _PREPOSITIONS
+            and a.split()[0].lower() in (_PREPOSITIONS)
         ):
-            rest = words[i + 2 :]
-            claim = f"{' '.join(words[:i])} {a}"
-            if rest and rest[0].lower() in _PREPOSITIONS:
-                claim += f" {' '.join(rest)}"
-            return tidy_sentence(claim)
+            before = before[:-1]  # "during what timeframe" + "from 1986 to 2013"
+        if not rest:
+            if lw in ("when", "where"):  # "a war that ended when" -> "ended in 1922"
+                a = with_preposition(a, "in")
+            return tidy_sentence(f"{' '.join(before)} {a}")
+        if lw in ("when", "where"):
+            return None
+        if rest[0].lower() in _PREPOSITIONS:
+            return tidy_sentence(f"{' '.join(words[:i])} {a} {' '.join(rest)}")
+        if len(rest) <= 4:
+            return tidy_sentence(f"{' '.join(words[:i])} {a}")
+        # "... the practice of what way of filling vacancies was constitutional": the
+        # wh-phrase runs to the next auxiliary or relative word
+        stops = _AUX_WORDS | _RELATIVES | _PREPOSITIONS
+        end = next((j for j, w in enumerate(rest) if j > 0 and w.lower() in stops), None)
+        if end is None or end > 8:
+            return None
+        return tidy_sentence(f"{' '.join(words[:i])} {a} {' '.join(rest[end:])}")
+    if lw == "how" and i + 1 < len(words) and words[i + 1].lower() in ("many", "much"):
+        rest = words[i + 2 :]
+        end = next((j for j, w in enumerate(rest) if w.lower() in _PREPOSITIONS), len(rest))
+        noun = [w.strip(" ?") for w in rest[:end] if w.strip(" ?")]
+        if len(noun) > 3 or (end < len(rest) and end == 0 and rest):
+            noun = []
+        said = (
+            a if not noun or noun[-1].lower().rstrip("s") in a.lower() else f"{a} {' '.join(noun)}"
+        )
+        claim = f"{' '.join(words[:i])} {said}"
+        if end < len(rest):
+            claim += f" {' '.join(rest[end:])}"
+        return tidy_sentence(claim)
     return None
 
 
@@ -476,6 +558,8 @@ def yes_no_claim(question: str, polarity: bool) -> str | None:
     if not polarity and rest[0].lower() in ("both", "all"):  # "A and B are not both P"
         rest = [*rest[1:end], rest[0].lower(), *rest[end:]]
         end -= 1
+    if polarity and aux in _DO and rest[end][:1].islower():  # "did win" -> "won"
+        return tidy_sentence(" ".join([*rest[:end], inflect(rest[end], aux), *rest[end + 1 :]]))
     subject, predicate = " ".join(rest[:end]), " ".join(rest[end:])
     verb = aux if polarity else ("cannot" if aux == "can" else f"{aux} not")
     return tidy_sentence(f"{subject} {verb} {predicate}")
@@ -505,7 +589,10 @@ def _subject_end(rest: list[str], aux: str) -> int | None:
             return end if end < len(rest) and _predicate_follows(rest, end, aux) else None
     if i >= len(rest) or not _capitalised(rest[i]):
         return None
-    return _name_run(rest, i)
+    end = _name_run(rest, i)
+    if end + 2 < len(rest) and rest[end][:1].islower() and rest[end + 2].lower() == "than":
+        return end + 1  # "the Tallis X2 drone | heavier than"
+    return end
 
 
 def _name_run(rest: list[str], i: int) -> int:
