@@ -19,7 +19,13 @@ from ene_core import (
     PruneMismatchError,
     prune,
 )
-from ene_core.kit.pruning import KEEP_POLICIES, SafeMargins, tokens_saved_by_policy, uncertain
+from ene_core.kit.pruning import (
+    KEEP_POLICIES,
+    SafeMargins,
+    supporting_alone,
+    tokens_saved_by_policy,
+    uncertain,
+)
 
 # The issue's example: the 330-metre chunk proves the first claim wrong.
 CONTEXTS = [
@@ -86,6 +92,26 @@ def test_uncertain_follows_both_thresholds_and_the_best_single_chunk(eng) -> Non
     assert not uncertain(eng, alone, SafeMargins(0.0, 0.0, 0.05))
     supported = eng.claims[1].model_copy(update={"p_entail": 0.55})
     assert uncertain(eng, supported, SafeMargins(0.1, 0.0, 0.0))
+
+
+def test_a_contradicted_claim_keeps_the_chunk_that_alone_supports_it(eng) -> None:
+    # issue 54: a true claim called contradicted lost the chunk that alone entails it
+    wrong = eng.claims[0].model_copy(
+        update={"premise_contexts": [0, 1], "p_entail_alone": [0.2, 0.8]}
+    )  # tau = 0.5: chunk 1 alone supports the claim the engine called contradicted
+    assert wrong.status == "contradicted"
+    assert supporting_alone(eng, wrong, NONE) == [1]
+    assert supporting_alone(eng, wrong, SafeMargins(0.0, 0.0, 0.35)) == [0, 1]
+    graph = eng.model_copy(update={"claims": [wrong, eng.claims[1]]})
+    kept = prune(CONTEXTS, graph, margins=NONE)
+    assert kept.kept_indices == [0, 1, 2]
+    assert kept.why[1] == (KeepReason("uncertain", 0),)
+    # the twin: the same chunk scoring under tau alone is dropped as before
+    low = wrong.model_copy(update={"p_entail_alone": [0.2, 0.3]})
+    graph = eng.model_copy(update={"claims": [low, eng.claims[1]]})
+    assert prune(CONTEXTS, graph, margins=NONE).kept_indices == [0, 2]
+    # a supported claim is never asked
+    assert supporting_alone(eng, eng.claims[1], NONE) == []
 
 
 def test_a_graph_without_premise_records_keeps_everything_for_an_uncertain_claim() -> None:

@@ -8,7 +8,10 @@ The keep policies (``prune(items, eng, keep=...)``; every adapter takes the same
   contradiction within :data:`CONTRA_MARGIN` of τ_c, or (a claim found unsupported) one of its
   premise chunks alone entails it within :data:`ALONE_MARGIN` of τ, or the engine's rules
   overrode the model's verdict on it (an amount not in the evidence, a contradiction without a
-  culprit). A verifier error near a threshold then costs tokens, not evidence.
+  culprit). A verifier error near a threshold then costs tokens, not evidence. Of a claim found
+  contradicted, the premise chunks that alone entail it within :data:`ALONE_MARGIN` of τ are
+  kept too: the verdicts disagree, and a true claim called contradicted otherwise loses the
+  chunk that supports it.
 * ``"minimal"``: the minimal sufficient set only: every supported claim stays supported, the
   fewest tokens are kept; a chunk that only contradicts the answer is dropped.
 * ``"necessary"``: only the chunks some claim needs on its own (smaller still).
@@ -42,15 +45,16 @@ DEFAULT_KEEP: KeepPolicy = "safe"
 
 # The margins of the "safe" policy, in probability. Chosen on the dev set
 # (benchmarks/data/necessity_dev.jsonl, never the sealed test set) for the shipped verifier
-# (ene-nli-mini v3, tau 0.31, tau_c 0.39) by `python benchmarks/pruning_tradeoff.py --calibrate`:
+# (ene-nli-mini v3.2, tau 0.31, tau_c 0.39) by `python benchmarks/pruning_tradeoff.py --calibrate`:
 # of the grid 0, 0.025 .. 0.3 per margin, the point dropping the most truly unused chunks among
 # those keeping every needed chunk of >= 95% of the truly supported claims with 95% confidence
-# (Wilson lower bound), ties to the smallest margins. Dev: safety 0.984, unused dropped 0.583
-# (v2's margins 0.1 / 0 / 0 with v3: 0.978 / 0.576).
+# (Wilson lower bound), ties to the smallest margins. Dev: safety 0.989, unused dropped 0.702
+# (v3's margins 0 / 0 / 0.125 with v3.2: 0.962 / 0.702 before a contradicted claim kept the
+# chunks that alone support it, 0.968 / 0.695 after).
 # Re-run that command after retraining the verifier and paste the three lines it prints.
-ENTAIL_MARGIN = 0.0
+ENTAIL_MARGIN = 0.05
 CONTRA_MARGIN = 0.0
-ALONE_MARGIN = 0.125
+ALONE_MARGIN = 0.0
 
 
 @dataclass(frozen=True)
@@ -174,6 +178,8 @@ def keep_reasons(
         everything = range(len(eng.contexts))
         for claim in checkable:
             add(claim.contradicted_by, KeepReason("contradicts", claim.index))
+            if claim.status == "contradicted":  # a chunk alone supports it: keep that one
+                add(supporting_alone(eng, claim, margins), KeepReason("uncertain", claim.index))
             if uncertain(eng, claim, margins):
                 fed = claim.premise_contexts
                 add(everything if fed is None else fed, KeepReason("uncertain", claim.index))
@@ -195,6 +201,17 @@ def uncertain(eng: EvidenceNecessityGraph, claim: Claim, margins: SafeMargins) -
             return True
     alone = claim.p_entail_alone or []
     return claim.status == "unsupported" and any(p >= tau - margins.alone for p in alone)
+
+
+def supporting_alone(eng: EvidenceNecessityGraph, claim: Claim, margins: SafeMargins) -> list[int]:
+    """The premise chunks of a claim found unsupported or contradicted that alone (nearly)
+    entail it: p_entail_alone within ``margins.alone`` of τ. The verdicts disagree, so such a
+    chunk may be the evidence a true claim needs."""
+    if claim.status == "supported" or not claim.premise_contexts or not claim.p_entail_alone:
+        return []
+    floor = eng.verifier.threshold - margins.alone
+    pairs = zip(claim.premise_contexts, claim.p_entail_alone, strict=False)
+    return [i for i, p in pairs if p >= floor]
 
 
 def needed_citations(eng: EvidenceNecessityGraph, claim: Claim | None = None) -> set[int]:
