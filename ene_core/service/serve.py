@@ -321,7 +321,7 @@ def build_app(
 
     class EneService:
         def __init__(self, options: dict[str, Any], limits: Limits, digest: str | None) -> None:
-            from ..options import build_engine
+            from .options import build_engine
 
             engine = build_engine(argparse.Namespace(**options))
             if not isinstance(engine, NecessityEngine):
