@@ -5,7 +5,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ene_core.text.claims import split_claims, split_sentences
+from ene_core.text.claims import read_with_question, split_claims
+from ene_core.text.sentences import split_sentences
+from ene_core.text.short_answers import cannot_be_claim
 
 
 def texts(answer: str) -> list[str]:
@@ -238,3 +240,93 @@ def test_splitting_is_deterministic_and_tiles_odd_text(answer: str) -> None:
     first, again = split_claims(answer), split_claims(answer)
     assert first == again
     assert "".join(answer[s.start : s.end] for s in first) == (answer if answer.strip() else "")
+
+
+# -- every sentence checked (issue 54) -----------------------------------------------------------
+# Verbs of every kind, most of them in no word list of the splitter: whatever the verb, a
+# sentence with a subject and a verb is checked, with or without a question.
+_VERB_TEXT = (
+    "pose collaborate chew jog skate cheer pray nap bike linger ponder gossip tiptoe stroll "
+    "hover wander shiver sneeze giggle whisper frown yawn scribble sprint paddle kneel juggle "
+    "knit sketch hum rehearse sip nibble tremble vanish thrive flourish erode dissolve orbit "
+    "hibernate migrate ferment oxidise compile deploy refactor encrypt throttle cache"
+)
+VERBS = tuple(_VERB_TEXT.split(" "))
+SUBJECTS = ("A man", "Two women", "The committee", "Several children", "My neighbour", "People")
+TAILS = ("", " quietly", " in the park", " for an hour", " together at home")
+
+
+def _forms(verb: str) -> tuple[str, ...]:
+    """The base form, the -s form, the -ing form and the past of a regular verb."""
+    stem = verb[:-1] if verb.endswith("e") else verb
+    third = verb + ("es" if verb.endswith(("sh", "ch", "s", "x")) else "s")
+    past_form = verb + ("d" if verb.endswith("e") else "ed")
+    return (verb, third, stem + "ing", past_form)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(SUBJECTS),
+    st.sampled_from(VERBS),
+    st.integers(0, 3),
+    st.sampled_from(TAILS),
+    st.none() | st.sampled_from(["What happened?", "Who was there?"]),
+)
+def test_a_sentence_is_checked_whatever_its_verb(
+    subject: str, verb: str, form: int, tail: str, question: str | None
+) -> None:
+    sentence = f"{subject} {_forms(verb)[form]}{tail}."
+    (segment,) = read_with_question(split_claims(sentence), question)
+    assert segment.checkable, sentence
+    assert segment.hypothesis_form in (None, "declarative", "question_answer")
+
+
+# Answers as models and people write them; every one of them states something.
+REAL_ANSWERS = [
+    "A man and woman pose for engagement photos.",
+    "Several women collaborate to hand out food.",
+    "A man looking into a microscope in a lab",
+    "father and son watching television at home",
+    "Woman using her personal computer.",
+    "A little girl in red.",
+    "People outside.",
+    "Some humans",
+    "fish in bowl",
+    "The committee postponed the vote.",
+    "Refunds take five working days.",
+    "Two engineers maintain the library.",
+    "Our team recommends the premium plan.",
+    "The drone weighs 240 grams.",
+    "Most reviewers praised the sequel.",
+]
+
+
+@pytest.mark.parametrize("answer", REAL_ANSWERS)
+def test_real_answer_texts_are_checked_without_a_question(answer: str) -> None:
+    segments = read_with_question(split_claims(answer), None)
+    assert [s.checkable for s in segments] == [True], answer
+
+
+# What cannot be a claim on its own stays unchecked without a question, and is read as the
+# answer to the question when there is one (the twin of the test above).
+NOT_CLAIMS = [
+    "Delhi",
+    "1889",
+    "in 1931",
+    "on 2 March 1972",
+    "Max Martin, Savan Kotecha and Ilya Salmanzadeh",
+    "about 330 metres",
+    "two years",
+    "Yes.",
+    "No, never.",
+    "The Beatles",
+]
+
+
+@pytest.mark.parametrize("answer", NOT_CLAIMS)
+def test_a_bare_name_number_or_yes_is_no_claim_alone_but_answers_a_question(answer: str) -> None:
+    assert cannot_be_claim(answer)
+    (alone,) = read_with_question(split_claims(answer), None)
+    assert alone.kind == "fragment" and not alone.checkable
+    (asked,) = read_with_question(split_claims(answer), "Where was the tower built?")
+    assert asked.checkable and asked.hypothesis and asked.hypothesis_form is not None

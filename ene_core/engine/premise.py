@@ -30,7 +30,7 @@ from functools import lru_cache
 
 from ..rules import polarity
 from ..rules.quantities import align
-from ..text.claims import split_sentences
+from ..text.sentences import split_sentences
 from ..text.words import content_words
 
 

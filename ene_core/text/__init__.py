@@ -3,9 +3,10 @@ answer's citation markers, contexts and their ids, odd text made safe, and words
 counts them. No model and no engine here."""
 
 from .citations import Citations, answer_scores
-from .claims import Segment, split_claims, split_sentences
+from .claims import Segment, split_claims
 from .contexts import Context, to_contexts
 from .normalise import Normaliser, clean_text
+from .sentences import split_sentences
 from .short_answers import answer_hypothesis, question_to_claim
 from .words import TOKEN, content_words, word_share
 

@@ -1,10 +1,7 @@
 """Deterministic sentence-level claim splitting, with character spans that tile the answer.
 
-The segmenter is syntok (rule-based, pure Python, no model, character offsets for every token):
-it keeps abbreviations (Dr., U.S., St.), decimals (3.5), initials (J. R. R. Tolkien) and ``e.g.``
-inside their sentence, and it is about five times faster than pysbd, which matters because every
-retrieved chunk is split too (blingfire is faster still but splits initials and "St. Louis").
-On top of it this module adds what a segmenter does not know about RAG answers: line breaks and
+Sentences come from :func:`~ene_core.text.sentences.split_sentences` (syntok and its fixups).
+On top of them this module adds what a segmenter does not know about RAG answers: line breaks and
 list items are hard boundaries, inline citation markers (``[1]``, ``[2, 3]``) are stripped from
 the claim text and kept as ``cited`` indices, and sentences that state nothing checkable
 (questions, refusals, headings, "Sources:" lines) are kept as non-claims. A short answer that is
@@ -18,11 +15,11 @@ warning names it).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from itertools import pairwise
-from typing import Any, Literal
+from typing import Literal
 
+from .sentences import split_sentences
 from .short_answers import (
     DEFAULT_FORM,
     HypothesisForm,
@@ -78,94 +75,6 @@ class Segment:
         return self.text if self.hypothesis is None else self.hypothesis
 
 
-def split_sentences(text: str) -> list[tuple[int, int]]:
-    """Sentence spans ``(start, end)`` that tile ``text``; lines are hard boundaries."""
-    from syntok import segmenter
-
-    spans: list[tuple[int, int]] = []
-    for line_start, line_end in _lines(text):
-        line = text[line_start:line_end]
-        sentences = [s for paragraph in segmenter.analyze(line) for s in paragraph if s]
-        starts = {sentence[0].offset for sentence in sentences}
-        starts -= {s[0].offset for p, s in pairwise(sentences) if _never_final(line, p)}
-        starts.update(start for sentence in sentences for start in _missed_starts(line, sentence))
-        bounds = [0, *sorted(starts - {0}), len(line)]
-        spans.extend((line_start + a, line_start + b) for a, b in pairwise(bounds) if b > a)
-    return _absorb_blank(text, spans)
-
-
-# Rules on top of syntok, applied to the whitespace-delimited word before a full stop.
-_DECIMAL = re.compile(r"\d+(?:\.\d+)+")
-_DEGREE = re.compile(r"(?:[-+]?\d+(?:[.,]\d+)?)?°[CFK]")
-_CITATIONS_END = re.compile(r"(?:\[[\d,;\s\u2013-]+\])+")  # grams [3][2]. / [3] [2].
-_INITIALISM = re.compile(r"(?:[A-Za-z]{1,2}\.)+[A-Za-z]{1,2}")  # U.S, Ph.D, a.m, e.g
-_TIME = re.compile(r"[ap]\.m", re.IGNORECASE)
-_NEVER_FINAL = frozenset({"e.g", "i.e", "cf", "viz", "vs"})  # "e.g. The Hobbit" goes on
-_OPENERS = "([{\"'\u2018\u201c\u00ab"
-_CLOSERS = ")]}\"'\u2019\u201d\u00bb"
-# After "U.S." a new sentence starts only with a word that cannot continue a name ("U.S. Army").
-_STARTERS = frozenset(
-    re.findall(
-        r"\w+",
-        "A An The This That These Those There It Its He His She Her They Their We Our I My You "
-        "Your In On At By For From With After Before During Since When While If But And So Yet "
-        "However Then Today Yesterday Tomorrow",
-    )
-)
-_TIME_ZONES = frozenset({"Eastern", "Pacific", "Central", "Mountain", "Standard", "Daylight"})
-
-
-def _word_before(line: str, offset: int) -> str:
-    """The whitespace-delimited word that ends at ``offset`` (a full stop)."""
-    start = offset
-    while start > 0 and not line[start - 1].isspace():
-        start -= 1
-    return line[start:offset]
-
-
-def _never_final(line: str, sentence: Sequence[Any]) -> bool:
-    """The sentence ends in an abbreviation that never ends one ("e.g.", "i.e.", "vs.")."""
-    last = sentence[-1]
-    word = _word_before(line, last.offset).lstrip(_OPENERS).lower()
-    return last.value == "." and word in _NEVER_FINAL
-
-
-def _missed_starts(line: str, sentence: Sequence[Any]) -> Iterator[int]:
-    """Sentence starts syntok misses: after a full stop followed by a space and a capital, when
-    the word before the stop is a citation run, a decimal, a temperature, a version, a URL, a
-    path, an e-mail address or a domain, a time ("5 p.m."), or an initialism ("the U.S.")
-    followed by a word that starts sentences ("It", "The")."""
-    for i in range(1, len(sentence) - 1):
-        nxt = sentence[i + 1]
-        if sentence[i].value != "." or not nxt.spacing or not nxt.value[:1].isupper():
-            continue
-        if _ends_sentence(_word_before(line, sentence[i].offset), nxt.value):
-            yield nxt.offset
-
-
-def _ends_sentence(word: str, following: str) -> bool:
-    if word.endswith("]") and _CITATIONS_END.search(word):
-        return True
-    word = word.lstrip(_OPENERS).rstrip(_CLOSERS)
-    if not word or word.lower() in _NEVER_FINAL:
-        return False
-    if _DECIMAL.fullmatch(word) or _DEGREE.fullmatch(word):
-        return True
-    if _TIME.fullmatch(word):
-        return not (following.isupper() and len(following) <= 4) and following not in _TIME_ZONES
-    if _INITIALISM.fullmatch(word):
-        return following in _STARTERS
-    return _dotted(word)
-
-
-def _dotted(word: str) -> bool:
-    """A version, URL, path, e-mail address, domain or file name: ``v2.1.3``, ``a@b.org``."""
-    if "@" in word or "://" in word or "/" in word:
-        return True
-    parts = word.split(".")
-    return len(parts) > 1 and all(parts) and any(len(p) > 2 or p.isdigit() for p in parts)
-
-
 def split_claims(answer: str, *, start: int = 0) -> list[Segment]:
     """Split ``answer`` into segments whose spans tile it exactly, in order.
 
@@ -204,33 +113,6 @@ def _read(segment: Segment, question: str | None, form: HypothesisForm) -> Segme
         return segment if cannot_be_claim(segment.text) else replace(segment, kind="claim")
     hypothesis, made = read_answer(question, segment.text, form)
     return replace(segment, kind="claim", hypothesis=hypothesis, hypothesis_form=made)
-
-
-def _lines(text: str) -> list[tuple[int, int]]:
-    spans, start = [], 0
-    for match in re.finditer(r"\r\n|[\n\r\u2028\u2029]", text):
-        spans.append((start, match.end()))
-        start = match.end()
-    if start < len(text):
-        spans.append((start, len(text)))
-    return spans
-
-
-def _absorb_blank(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Glue whitespace-only spans onto their neighbour so every span has visible text."""
-    merged: list[tuple[int, int]] = []
-    pending_start: int | None = None
-    for start, end in spans:
-        if not text[start:end].strip():
-            if merged:
-                merged[-1] = (merged[-1][0], end)
-            elif pending_start is None:
-                pending_start = start
-            continue
-        if pending_start is not None:
-            start, pending_start = pending_start, None
-        merged.append((start, end))
-    return merged
 
 
 def _merge_citation_tails(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -1,0 +1,131 @@
+"""Sentence splitting (ene_core.text.sentences): the sure-boundary fast path gives exactly the
+starts syntok and its fixups give, on generated lines and on real texts."""
+
+from __future__ import annotations
+
+import glob
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ene_core.text import sentences
+from ene_core.text.sentences import split_sentences
+
+# pieces chosen to sit on every rule: abbreviations, initials, decimals, years, brackets,
+# quotation marks, colons, "e.g.", lower-case starts, URLs, times
+WORDS = [
+    "The",
+    "tower",
+    "is",
+    "in",
+    "Paris",
+    "It",
+    "opened",
+    "1889",
+    "Dr.",
+    "Smith",
+    "U.S.",
+    "army",
+    "St.",
+    "Louis",
+    "e.g.",
+    "J.",
+    "R.",
+    "R.",
+    "Tolkien",
+    "3.5",
+    "km",
+    "approx.",
+    "Inc.",
+    "etc.",
+    "(see",
+    "below)",
+    '"Yes',
+    'no"',
+    "'quoted'",
+    "it's",
+    "a.m.",
+    "5",
+    "p.m.",
+    "Eastern",
+    "v2.1",
+    "www.example.org",
+    "Fig.",
+    "2",
+    "vs.",
+    "Rome",
+    ";",
+    ":",
+    "No.",
+    "I",
+    "II.",
+    "XI.",
+    "he",
+    "said",
+    "[1]",
+    "[2].",
+    "Mr.",
+    "Jones",
+    "went",
+    "home",
+    "!",
+    "?",
+    "...",
+    "\u201cHe",
+    "left\u201d",
+]
+MARKS = [".", "!", "?", "", ". ", ".  "]
+
+
+@st.composite
+def lines(draw: st.DrawFn) -> str:
+    out = []
+    for _ in range(draw(st.integers(1, 6))):
+        words = draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=9))
+        out.append(" ".join(words) + draw(st.sampled_from(MARKS)))
+    return " ".join(out)
+
+
+@settings(max_examples=400, deadline=None)
+@given(lines())
+def test_the_fast_path_gives_syntoks_starts(line: str) -> None:
+    assert sentences._line_starts(line) == sentences._syntok_starts(line)
+
+
+def test_the_fast_path_skips_syntok_where_the_answer_is_sure(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = "The tower is in Paris. It opened in 1889. Visitors climb it every day."
+    calls: list[str] = []
+    real = sentences._syntok_starts
+    monkeypatch.setattr(sentences, "_syntok_starts", lambda line: calls.append(line) or real(line))
+    assert [text[a:b] for a, b in split_sentences(text)] == [
+        "The tower is in Paris. ",
+        "It opened in 1889. ",
+        "Visitors climb it every day.",
+    ]
+    assert calls == []  # every boundary was sure
+    split_sentences("Dr. Smith lives in the U.S. capital. He works there.")
+    assert calls == ["Dr. Smith lives in the U.S. capital. "]  # only the unsure piece
+
+
+def _real_texts(root: Path) -> list[str]:
+    texts = []
+    for q in json.loads((root / "hotpotqa/hotpot_dev_distractor_first100.json").read_text()):
+        texts += ["".join(s) for _, s in q["context"]]
+    for name in sorted(glob.glob(str(root / "consistency/*.json"))):
+        texts += [v["document"] for v in json.loads(Path(name).read_text()).values()][:60]
+    return texts
+
+
+def test_the_fast_path_gives_syntoks_spans_on_real_texts(shared_data: Path) -> None:
+    """HotpotQA's 1,000 paragraphs and 240 news articles: the same spans either way."""
+    texts = _real_texts(shared_data)
+    assert len(texts) > 1000
+    for text in texts:
+        for line_start, line_end in sentences._lines(text):
+            line = text[line_start:line_end]
+            assert sentences._line_starts(line) == sentences._syntok_starts(line), line
