@@ -630,6 +630,23 @@ def test_the_summary_line_says_what_was_done(tmp_path: Path) -> None:
     (line,) = done.stderr.splitlines()
     assert re.fullmatch(
         r"ene eval: 2 requests evaluated, 0 lines skipped, 0 failed · 2 claims: 1 unsupported, "
-        r"1 contradicted · \d+\.\d s \(\d+\.\d requests/s\) -> .*o\.jsonl",
+        r"1 contradicted, 0 unchecked · \d+\.\d s \(\d+\.\d requests/s\) -> .*o\.jsonl",
         line,
     ), line
+
+
+def test_the_summary_counts_sentences_left_unchecked(tmp_path: Path) -> None:
+    # issue 54: a bare name without a question cannot be a claim: unchecked, and counted
+    src = write_jsonl(
+        tmp_path / "in.jsonl",
+        [
+            {"id": "n", "answer": "Delhi", "contexts": ["Delhi is a city."]},
+            {"id": "q", "answer": "Delhi", "contexts": ["Delhi is a city."], "question": "Where?"},
+            {"id": "s", "answer": "A man and woman pose.", "contexts": ["A man poses."]},
+        ],
+    )
+    done = ene("eval", str(src), "-o", str(tmp_path / "o.jsonl"), "--oracle", "keyword")
+    assert done.returncode == 0
+    assert "2 claims: " in done.stderr and ", 1 unchecked · " in done.stderr, done.stderr
+    stats = [json.loads(line)["stats"] for line in (tmp_path / "o.jsonl").read_text().splitlines()]
+    assert [s["unchecked_sentences"] for s in stats] == [1, 0, 0]

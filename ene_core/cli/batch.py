@@ -32,14 +32,15 @@ class Outcome:
 
     ``kind`` is ``ok`` (``text`` is the ENG JSON), ``bad`` (not a request; ``text`` says why),
     ``failed`` (the evaluation raised) or ``blank`` (an empty line: nothing written).
-    ``tally`` is (checkable claims, unsupported, contradicted) of an ``ok`` outcome;
+    ``tally`` is (checkable claims, unsupported, contradicted, unchecked sentences) of an ``ok``
+    outcome;
     ``citations`` its (citation recall, precision) when the answer has markers.
     """
 
     kind: Literal["ok", "bad", "failed", "blank"]
     text: str = ""
     id: str | None = None
-    tally: tuple[int, int, int] = (0, 0, 0)
+    tally: tuple[int, int, int, int] = (0, 0, 0, 0)
     citations: tuple[float, float] | None = None
 
 
@@ -62,7 +63,12 @@ def evaluate_items(engine: Engine, items: Sequence[Item]) -> list[Outcome]:
             outcomes.append(Outcome("failed", message, item.request.id))
             continue
         c = result.counts
-        tally = (c.checkable_claims, c.unsupported, c.contradicted)
+        tally = (
+            c.checkable_claims,
+            c.unsupported,
+            c.contradicted,
+            result.stats.unchecked_sentences,
+        )
         recall, precision = result.citation_recall, result.citation_precision
         cites = None if recall is None or precision is None else (recall, precision)
         outcomes.append(Outcome("ok", text, item.request.id, tally, cites))
@@ -91,6 +97,7 @@ class RunSummary:
     claims: int = 0
     unsupported: int = 0
     contradicted: int = 0
+    unchecked: int = 0  # sentences that cannot be a claim without a question (stats)
     cited: int = 0  # answers with citation markers, and the sums of their ALCE scores
     citation_recall: float = 0.0
     citation_precision: float = 0.0
@@ -118,7 +125,7 @@ class RunSummary:
             + (f", {self.already} already in the output" if self.already else "")
             + (f" ({self.already_errors} as error records)" if self.already_errors else ""),
             f"{_n(self.claims, 'claim')}: {self.unsupported} unsupported, "
-            f"{self.contradicted} contradicted",
+            f"{self.contradicted} contradicted, {self.unchecked} unchecked",
             f"{_duration(self.seconds)} ({rate:.1f} requests/s)",
         ]
         if self.cited:  # means over the answers with markers, as ALCE averages
@@ -174,10 +181,11 @@ class OutcomeWriter:
         s = self.summary
         if outcome.kind == "ok":
             s.evaluated += 1
-            claims, unsupported, contradicted = outcome.tally
+            claims, unsupported, contradicted, unchecked = outcome.tally
             s.claims += claims
             s.unsupported += unsupported
             s.contradicted += contradicted
+            s.unchecked += unchecked
             if outcome.citations is not None:
                 s.cited += 1
                 s.citation_recall += outcome.citations[0]

@@ -138,8 +138,8 @@ def _write(
     writer = OutcomeWriter(out, on_error=on_error, errors=errors, progress=progress)
     try:
         for number, row in enumerate(dataset.iter_rows(), start=1):
-            claims, unsupported, contradicted = json.loads(row["tally"])
-            tally = (claims, unsupported, contradicted)
+            claims, unsupported, contradicted, unchecked = json.loads(row["tally"])
+            tally = (claims, unsupported, contradicted, unchecked)
             recall_precision = json.loads(row["citations"])
             cites = None if recall_precision is None else tuple(recall_precision)
             outcome = Outcome(row["kind"], row["text"], json.loads(row["id"]), tally, cites)
