@@ -304,7 +304,10 @@ def build_engine(args: argparse.Namespace) -> NecessityEngine:
         from ene_core.verifiers.keyword import KeywordOracle
 
         return NecessityEngine(
-            KeywordOracle(), args.threshold, packer=packer, check_amounts=not args.unchecked_amounts
+            KeywordOracle(),
+            args.threshold,
+            packer=packer,
+            check_amounts=False if args.unchecked_amounts else None,
         )
     from ene_core import NLIOracle
 
@@ -314,7 +317,7 @@ def build_engine(args: argparse.Namespace) -> NecessityEngine:
         args.threshold,
         packer=packer,
         contradiction_threshold=args.contradiction_threshold,
-        check_amounts=not args.unchecked_amounts,
+        check_amounts=False if args.unchecked_amounts else None,
     )
 
 

@@ -32,7 +32,9 @@ from .text.normalise import MAX_DEPTH, decode_json, json_problem
 # 1.12: verifiers users bring (Claim.decided_by / judge_read, RunStats.verifier_tokens,
 #       Verifier.profile; older ENGs load with them None / 0); RunStats.forward_pairs counts
 #       every row the model read, second readings included; short answers: Claim.hypothesis_form,
-#       RunStats.unchecked_sentences (older ENGs load with them None / 0)
+#       RunStats.unchecked_sentences (older ENGs load with them None / 0); the rules that applied,
+#       one flag each (Verifier.check_arithmetic / masking / polarity / scope / culprits beside
+#       check_amounts / check_bindings; older ENGs load with them None)
 SCHEMA_VERSION = "1.12"
 
 Status = Literal["supported", "contradicted", "unsupported"]
@@ -239,6 +241,12 @@ class Verifier(_Model):
     packing: dict[str, Any] = Field(default_factory=dict)
     check_amounts: bool | None = None  # 1.6; None: an older ENG
     check_bindings: bool | None = None  # 1.7; None: an older ENG
+    # 1.12: the other rules (verifiers.protocol.RULES); None: an older ENG
+    check_arithmetic: bool | None = None
+    check_masking: bool | None = None
+    check_polarity: bool | None = None
+    check_scope: bool | None = None
+    check_culprits: bool | None = None
     profile: dict[str, Any] | None = Field(
         default=None,
         description=(

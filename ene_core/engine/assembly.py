@@ -13,7 +13,7 @@ from ..graph import Claim, ContextNode, Counts, EvidenceNecessityGraph, RunStats
 from ..text.citations import answer_scores, out_of_range
 from ..text.claims import Segment
 from ..verifiers.profile import VerifierProfile
-from ..verifiers.protocol import Scores, SupportOracle, Verdict
+from ..verifiers.protocol import RULES, Scores, SupportOracle, Verdict
 from .premise import PremisePacker
 from .request import Request
 from .scoring import _Tally
@@ -66,8 +66,7 @@ class GraphAssembly:
     contradiction_threshold: float
     packer: PremisePacker
     support_matrix: bool
-    check_amounts: bool
-    check_bindings: bool
+    rules: frozenset[str]
     profile: VerifierProfile | None
 
     def _graph(
@@ -143,8 +142,7 @@ class GraphAssembly:
                 threshold=self.threshold,
                 contradiction_threshold=self.contradiction_threshold,
                 packing=self.packer.describe(),
-                check_amounts=self.check_amounts,
-                check_bindings=self.check_bindings,
+                **{f"check_{name}": name in self.rules for name in RULES},
                 profile=self.profile.record() if self.profile is not None else None,
             ),
             counts=_counts(claims, contexts),

@@ -24,12 +24,11 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..errors import InvalidInputError, ProfileError
 from ..graph import EvidenceNecessityGraph
-from ..rules.arithmetic import derive
 from ..rules.grounding import computed, unstated
 from ..rules.masking import as_written
 from ..text.citations import check_base
 from ..verifiers.profile import VerifierProfile
-from ..verifiers.protocol import Scores, SupportOracle, Verdict
+from ..verifiers.protocol import RULES, Scores, SupportOracle, Verdict, declared_rules
 from ..verifiers.verdict import decide
 from .batcher import MicroBatcher, Overflow
 from .premise import PremisePacker
@@ -110,6 +109,15 @@ class NecessityEngine(PlanRounds, PlanDriver):
     the evidence gives it to another, that a sentence opening like it contradicts on its own, or
     whose route the evidence gives the other way round, is contradicted
     (:mod:`~ene_core.rules.bindings`).
+
+    ``rules``: which of the engine's deterministic rules apply
+    (:data:`~ene_core.verifiers.protocol.RULES`). By default the verifier's own (its ``rules``:
+    every rule for the embedded model, which they were tuned with, none for any other
+    verifier); a mapping switches rules on or off over those (``{"bindings": False}``), a set of
+    names or ``"all"`` / ``"none"`` replaces them, and so does a string like ``"no-bindings"``
+    or ``"none,amounts"`` (``--rules``). ``check_amounts`` and ``check_bindings``, when given,
+    switch the amount rules (amounts, arithmetic, masking) or the binding rules (bindings,
+    polarity, scope, culprits) on or off after that.
     """
 
     def __init__(
@@ -121,8 +129,9 @@ class NecessityEngine(PlanRounds, PlanDriver):
         packer: PremisePacker | None = None,
         support_matrix: bool = False,
         check_citations: bool = True,
-        check_amounts: bool = True,
-        check_bindings: bool = True,
+        check_amounts: bool | None = None,
+        check_bindings: bool | None = None,
+        rules: RuleChoice = None,
         citation_base: int = 1,
         cache_size: int = 65_536,
         max_wait_ms: float = 5.0,
@@ -158,8 +167,7 @@ class NecessityEngine(PlanRounds, PlanDriver):
         self.packer = packer or PremisePacker()
         self.support_matrix = support_matrix
         self.check_citations = check_citations
-        self.check_amounts = check_amounts
-        self.check_bindings = check_bindings
+        self.rules = resolve_rules(oracle, rules, check_amounts, check_bindings)
         self.citation_base = check_base(citation_base)
         self.cache = ScoreCache(cache_size)
         self._batcher = MicroBatcher(
@@ -185,21 +193,30 @@ class NecessityEngine(PlanRounds, PlanDriver):
         verdict = decide(scores, self.threshold, self.contradiction_threshold)
         premise, read = check
         claim = as_written(read)  # the rules read the claim as written, the model ``read``
-        rules = (self._clash, self._misbound, self._reversal, self._flip)  # each: check_bindings
-        if any(rule((premise, claim)) is not None for rule in rules):
+        written = (premise, claim)
+        rules = (self._clash, self._misbound, self._reversal, self._flip)  # each: its own rule
+        if any(rule(written) is not None for rule in rules):
             return "contradicted"  # role or value held by another, route reversed, negation...
-        if not self.check_amounts:
-            return verdict
-        derived = derive(claim, premise.parts)
+        derived = self._derived(written)
         if derived is not None:
             return derived.verdict  # a comparison the evidence's amounts settle
-        if verdict == "unsupported":
+        if verdict == "unsupported" or "amounts" not in self.rules:
             return verdict
         if verdict == "supported" and unstated(claim, premise.text):
             return "unsupported"
         if verdict == "contradicted" and computed(claim, premise.text):
             return "unsupported"  # an amount it computes: the model cannot check arithmetic
         return verdict
+
+    @property
+    def check_amounts(self) -> bool:
+        """Whether the amount rule applies (``"amounts" in rules``)."""
+        return "amounts" in self.rules
+
+    @property
+    def check_bindings(self) -> bool:
+        """Whether the binding rule applies (``"bindings" in rules``)."""
+        return "bindings" in self.rules
 
     # -- public API ------------------------------------------------------------------------
     def evaluate(
@@ -294,6 +311,64 @@ class NecessityEngine(PlanRounds, PlanDriver):
     def close(self) -> None:
         """Stop the shared worker; pending requests fail with ``EngineClosedError``."""
         self._batcher.close()
+
+
+RuleChoice = Mapping[str, bool] | Iterable[str] | str | bool | None
+#: the rules ``check_amounts`` / ``check_bindings`` switch together
+AMOUNT_RULES = frozenset({"amounts", "arithmetic", "masking"})
+BINDING_RULES = frozenset({"bindings", "polarity", "scope", "culprits"})
+
+
+def parse_rules(spec: str) -> dict[str, bool]:
+    """``--rules`` as switches, in order: ``"all"``, ``"none"``, ``"NAME"`` (on) or
+    ``"no-NAME"`` (off), comma-separated (``"none,amounts"``: the amount rule alone)."""
+    switches: dict[str, bool] = {}
+    for item in (part.strip() for part in spec.split(",")):
+        if item in ("all", "none"):
+            switches = dict.fromkeys(RULES, item == "all")
+        elif item:
+            name = item.removeprefix("no-")
+            _known(name)
+            switches.pop(name, None)
+            switches[name] = name == item
+    return switches
+
+
+def resolve_rules(
+    oracle: SupportOracle,
+    rules: RuleChoice = None,
+    check_amounts: bool | None = None,
+    check_bindings: bool | None = None,
+) -> frozenset[str]:
+    """The rules an engine applies: the verifier's (:func:`declared_rules`), switched by
+    ``rules`` (see :class:`NecessityEngine`), then by ``check_amounts`` / ``check_bindings``."""
+    on = set(declared_rules(oracle))
+    for name in on:
+        _known(name)
+    if isinstance(rules, str):
+        rules = parse_rules(rules)
+    if isinstance(rules, bool):
+        on = set(RULES) if rules else set()
+    elif isinstance(rules, Mapping):
+        for name, value in rules.items():
+            _known(name)
+            if value:
+                on.add(name)
+            else:
+                on.discard(name)
+    elif rules is not None:
+        on = set(rules)
+        for name in on:
+            _known(name)
+    for group, value in ((AMOUNT_RULES, check_amounts), (BINDING_RULES, check_bindings)):
+        if value is not None:
+            on = on | group if value else on - group
+    return frozenset(on)
+
+
+def _known(name: str) -> None:
+    if name not in RULES:
+        raise InvalidInputError(f"unknown rule {name!r}: the rules are {', '.join(RULES)}")
 
 
 def _profile(

@@ -40,7 +40,7 @@ from .premise import EvidenceIndex, Premise
 from .request import ClaimsRequest, Request
 from .scoring import Check, Plan, _Tally
 
-#: the share of a claim's content words that a culprit's sentence must have (with check_bindings);
+#: the share of a claim's content words that a culprit's sentence must have (the culprits rule);
 #: chosen on the dev sets, where no right culprit fell under it (docs/engine.md, "Who contradicts")
 CULPRIT_SHARE = 1 / 3
 
@@ -61,8 +61,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
     :class:`~ene_core.engine.necessity.NecessityEngine`."""
 
     check_citations: bool
-    check_amounts: bool
-    check_bindings: bool
+    rules: frozenset[str]  # the rules that apply (verifiers.protocol.RULES)
     citation_base: int
 
     def _plan(self, request: Request, tally: _Tally, tokens: Mapping[str, int]) -> Plan:
@@ -215,8 +214,8 @@ class PlanRounds(MinimalSet, GraphAssembly):
             for s, k in enumerate(supported)
         }
         # A contradiction needs a culprit: a context of its premise that contradicts the claim
-        # on its own (with check_bindings, in a sentence about what the claim is about). Where
-        # none does, the claim is unsupported, or (with check_bindings) supported by the
+        # on its own (with the culprits rule, in a sentence about what the claim is about). Where
+        # none does, the claim is unsupported, or (with the culprits rule) supported by the
         # contexts that support it alone: the packed premise only juxtaposed other sentences.
         alone_said = dict(
             zip(
@@ -243,7 +242,7 @@ class PlanRounds(MinimalSet, GraphAssembly):
             if not blame[k]:
                 del blame[k]
                 backers = [i for i in premised[k] if alone_said[k, i][1] == "supported"]
-                if backers and self.check_bindings:
+                if backers and "culprits" in self.rules:
                     verdicts[k], backed[k] = "supported", backers
                     necessary[k] = backers if len(backers) == 1 else []
                 else:
@@ -298,28 +297,28 @@ class PlanRounds(MinimalSet, GraphAssembly):
         )
 
     def _hypothesis(self, claim: str, premise: Premise) -> str:
-        """The claim as the model reads it against ``premise``: with ``check_amounts``, the
+        """The claim as the model reads it against ``premise``: with the ``masking`` rule, the
         amounts it computes from the premise's written "some ..." (:func:`~ene_core.rules.masking.
         masked`), unless a comparison of the premise's amounts settles it (``derive``)."""
-        if not self.check_amounts or derive(claim, premise.parts) is not None:
+        if "masking" not in self.rules or derive(claim, premise.parts) is not None:
             return claim
         return masked(claim, premise.text)
 
     def _culprit(self, check: Check, verdict: Verdict) -> bool:
         """Whether a context that contradicts the claim alone (``check``) is its culprit: with
-        ``check_bindings``, one of its sentences must share at least :data:`CULPRIT_SHARE` of
+        the ``culprits`` rule, one of its sentences must share at least :data:`CULPRIT_SHARE` of
         the claim's content words ("The Global Bond Fund has an ongoing charge of 0.15 percent
         per year." shares one of four with "The fund holds about 1,500 companies.")."""
         if verdict != "contradicted":
             return False
         premise, claim = check
-        return not self.check_bindings or word_share(claim, premise.parts) >= CULPRIT_SHARE
+        return "culprits" not in self.rules or word_share(claim, premise.parts) >= CULPRIT_SHARE
 
     def _openings(self, check: Check) -> list[Premise]:
         """Each sentence of the check's premise that opens like its claim, and each clause of one
         that gives its predicate to another subject with the clauses about its own subject
         (:func:`~ene_core.rules.bindings.other_subject`), as a premise alone."""
-        if not self.check_bindings:
+        if "bindings" not in self.rules:
             return []
         premise, claim = check
         parts = [p.strip() for p in premise.parts]
@@ -328,36 +327,36 @@ class PlanRounds(MinimalSet, GraphAssembly):
         return [Premise(text, (premise.sources[i],), (text,)) for i, text in clauses]
 
     def _reversal(self, check: Check) -> int | None:
-        return reversed_route(check[1], check[0].parts) if self.check_bindings else None
+        return reversed_route(check[1], check[0].parts) if "bindings" in self.rules else None
 
     def _flip(self, check: Check) -> int | None:
         """The premise part that says the claim with its negation or a word turned
         (:func:`~ene_core.rules.polarity.turned`), narrows its "every"
         (:func:`~ene_core.rules.scope.narrowed`) or excepts what it affirms
-        (:func:`~ene_core.rules.scope.excepted`)."""
-        if not self.check_bindings:
-            return None
+        (:func:`~ene_core.rules.scope.excepted`): the ``polarity`` and ``scope`` rules."""
         premise, claim = check
-        for rule in (turned, narrowed, excepted):
+        rules = [turned] if "polarity" in self.rules else []
+        rules += [narrowed, excepted] if "scope" in self.rules else []
+        for rule in rules:
             found = rule(claim, premise.parts)
             if found is not None:
                 return found
         return None
 
     def _clash(self, check: Check) -> RoleClash | None:
-        return other_holder(check[1], check[0].parts) if self.check_bindings else None
+        return other_holder(check[1], check[0].parts) if "bindings" in self.rules else None
 
     def _misbound(self, check: Check) -> ValueClash | None:
-        return other_value(check[1], check[0].parts) if self.check_bindings else None
+        return other_value(check[1], check[0].parts) if "bindings" in self.rules else None
 
     def _derived(self, check: Check) -> Derivation | None:
-        return derive(check[1], check[0].parts) if self.check_amounts else None
+        return derive(check[1], check[0].parts) if "arithmetic" in self.rules else None
 
     def _unstated(self, check: Check) -> tuple[Amount, ...]:
-        return unstated(check[1], check[0].text) if self.check_amounts else ()
+        return unstated(check[1], check[0].text) if "amounts" in self.rules else ()
 
     def _computed(self, check: Check) -> tuple[Amount, ...]:
-        return computed(check[1], check[0].text) if self.check_amounts else ()
+        return computed(check[1], check[0].text) if "amounts" in self.rules else ()
 
     @staticmethod
     def _probes(check: Check, missing: Sequence[Amount]) -> list[tuple[str, Amount]]:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..errors import InvalidInputError, OracleError
-from .protocol import Scores, SupportOracle
+from .protocol import Scores, SupportOracle, declared_rules
 
 __all__ = ["Cascade"]
 
@@ -52,6 +52,8 @@ class Cascade:
         self.default_contradiction_threshold = self.default_threshold if tau_c is None else tau_c
         self.name = f"cascade({first.name} -> {then.name}, band={self.band:g})"
         self.revision: str | None = f"{first.revision or '-'} -> {then.revision or '-'}"
+        # the rules of the verifier that scores every pair (those it was tuned with)
+        self.rules = declared_rules(first)
         self.scored = 0
         self.escalated = 0
         self._lock = threading.Lock()

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Sequence
 
 from ..text.words import content_words
-from .protocol import Scores
+from .protocol import RULES, Scores
 
 __all__ = ["KeywordOracle"]
 
@@ -20,6 +20,8 @@ class KeywordOracle:
     name = "keyword-oracle"
     revision: str | None = "1"
     default_threshold: float | None = 0.5
+    #: the engine's rules apply: it stands in for the embedded model in the rules' tests
+    rules: frozenset[str] = frozenset(RULES)
 
     def __init__(self) -> None:
         self.pairs_scored = 0

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
-__all__ = ["Read", "Scores", "SupportOracle", "Verdict"]
+__all__ = [
+    "EMBEDDED_MODEL",
+    "RULES",
+    "Read",
+    "Scores",
+    "SupportOracle",
+    "Verdict",
+    "declared_rules",
+]
 
 
 Verdict = Literal["supported", "contradicted", "unsupported"]
@@ -47,3 +55,36 @@ class SupportOracle(Protocol):
         ...
 
     def count_tokens(self, text: str) -> int: ...
+
+
+#: The engine's deterministic rules around a verifier, each switched on or off by name
+#: (``NecessityEngine(rules=...)``, ``--rules``): ``amounts`` (an amount the evidence states
+#: nowhere is never supported; the evidence's own amount put in its place; an amount it computes
+#: is never contradicted: :mod:`~ene_core.rules.grounding`), ``arithmetic`` (a comparison the
+#: evidence's amounts settle), ``masking`` (an amount the evidence computes masked for the model),
+#: ``bindings`` (a unique role, a value or a route the evidence gives to another; a sentence that
+#: opens like the claim read alone), ``polarity`` (the claim with its negation or a word turned),
+#: ``scope`` (an "every" the evidence narrows, or what it excepts) and ``culprits`` (a
+#: contradiction needs a context about what the claim is about; a claim its contexts support alone
+#: is supported). They were developed with the embedded model, which declares them all.
+RULES: tuple[str, ...] = (
+    "amounts",
+    "arithmetic",
+    "masking",
+    "bindings",
+    "polarity",
+    "scope",
+    "culprits",
+)
+
+#: the name of the embedded verifier (``NLIOracle()``), the one the rules were tuned with
+EMBEDDED_MODEL = "ene-nli-mini"
+
+
+def declared_rules(oracle: Any) -> frozenset[str]:
+    """The rules a verifier declares (its ``rules`` attribute): every rule for the embedded
+    model, none for any other verifier that declares nothing."""
+    declared = getattr(oracle, "rules", None)
+    if declared is None:
+        return frozenset(RULES) if getattr(oracle, "name", None) == EMBEDDED_MODEL else frozenset()
+    return frozenset(declared)
