@@ -144,6 +144,53 @@ _VERBS = _words("""
     refuse regret relax rely remove rent repair repeat reply rescue resign resist respond retire
     rush scream seek shout solve steal suffer supply surprise suspect swim teach thank throw
     treat understand warn wash worry wrap
+    absorb accelerate accommodate accompany accomplish accumulate accuse achieve acquire act
+    adapt adjust adjoin administer adopt advance advertise advise affect afford allocate alter
+    amend analyse analyze announce answer anticipate apologise appoint appreciate approach
+    approve arrange assemble assess assign assist assume assure attach attempt authorise
+    authorize avoid bathe bend benefit bike bite bleed blend bless blink bloom blow boast bounce
+    bow brew brush build bump calculate camp cancel capture care cease chase chat cheer chew
+    circle cite clap classify clean clear climb cling collaborate collapse combine comfort
+    command comment commit communicate compare compensate compile comply compress concentrate
+    concern conclude conduct confirm conflict confront confuse conserve constitute construct
+    consult consume contact convert cooperate coordinate cope copy correct correspond cough
+    count crawl crouch cry cure cycle damage decline decorate decrease dedicate defeat defend
+    delay delete demand demonstrate depict deploy derive descend detect determine devote dig
+    disagree discuss dislike dismiss dispatch distribute dive donate double doubt drag drain
+    dream dress drift drill drip drown dry dump dust elect eliminate embrace emerge emit emphasise
+    emphasize enable enact enforce engage enhance enlarge enrol enroll ensure entertain equip
+    erode erupt evacuate evaluate evolve exchange excite exclude execute exercise exhibit exit
+    expire export expose express fade fasten favour favor fear fetch file finance fire fish flee
+    flip flood flourish fold forbid force forecast freeze frown gaze glance glow grab graduate
+    grant greet grin grip guarantee guard guess guide halt handle hang harvest head heal hike
+    hire hop hug hum hurry illustrate implement import impose impress incorporate indicate
+    influence inherit inject injure inspect inspire install instruct insure integrate interact
+    interpret interrupt interview invest investigate irrigate issue jog judge juggle justify
+    kneel knit label laugh launch lean leap lend license lick limit linger locate lock lower
+    maintain manufacture march match matter mature merge migrate mind minimise minimize monitor
+    mount multiply murmur negotiate nod nominate obey object observe occupy operate oppose
+    orbit order originate outline outnumber overlook oversee pack paddle paint park participate
+    patrol pause perceive permit persuade photograph pinch plant plead please plunge polish pose
+    possess post pour practise practice praise predict present preserve press prevail price
+    proceed proclaim produce progress prohibit promise promote propose prosecute protest
+    provoke publish punch punish purchase pursue qualify question race rain rally reappear
+    rebuild recall receive reckon recover recruit recycle redesign reflect regain register
+    regulate rehearse reign reject rejoice relate release relocate remark remind renew renovate
+    reopen reorganise repay rescue research resemble reserve reside resolve restore restrict
+    resume retain retreat reunite revise revive reward ring rinse roam roar rob rock roll rot
+    rotate row rub ruin sample satisfy scan scatter schedule scratch scrub search secure select
+    separate settle sew shake shape shave shelter shift shine shiver shoot shop shrink sigh
+    sign signal sip skate sketch ski skip slam slice slide slip smash smile smoke snap sneeze
+    snow soak sob sort sow spark specialise specialize specify spill spin splash split sponsor
+    spray sprint squeeze stack stage stare starve state steer step stick sting stitch stream
+    strengthen stress stretch strike stroll struggle submit subscribe substitute suck sue
+    summarise summarize supervise surf surrender survey suspend sustain swallow sway sweat
+    sweep swing switch tackle tap target tear tease telephone terminate test testify thrive
+    tick tie tighten tip tolerate toss touch tow trace track transfer transform translate
+    transmit transport trap tremble trim trip trust tumble twist type undergo undertake unite
+    unload unlock update uphold upgrade urge utilise utilize vanish venture verify veto view
+    vote wade wake wander warm wave weave wed weep welcome whip whisper whistle widen wink wipe
+    wish withdraw withstand wonder worship wound wrestle yawn yell yield zoom
     """)
 _IRREGULAR_PAST = _words("""
     became began bought brought built came caught chose drew drove ate fell felt fought found
@@ -182,7 +229,7 @@ def is_fragment(text: str) -> bool:
       instruction verb ("Open config.json."), does not pair a plural first word with a plain
       word ("Cats purr."), and no lower-case word after the first is verb-like: an auxiliary
       or modal (*is*, *was*, *can*, *didn't*), a past form (*-ed*, *won*, *built*; not *born*,
-      *known*, *located*, *based*, *named*, *called*), a common verb with or without *-s*
+      *known*, *located*, *based*, *named*, *called*), one of about 800 verbs with or without *-s*
       (*contains*, *hosts*, *play*), or a verb by its position (:func:`_finite_by_position`).
 
     So "Delhi", "Arthur's Magazine", "in 1931", "2 March 1972", "Max Martin, Savan Kotecha and
