@@ -26,6 +26,7 @@ from .errors import (
     OracleOutOfMemoryError,
     ProfileError,
     PruneMismatchError,
+    RemoteCodeError,
     ServiceAuthError,
     ServiceError,
     ServiceTimeoutError,
@@ -40,10 +41,12 @@ from .kit.runs import Message, RunDecision, RunRecorder, dispatch_decision
 from .text.claims import Segment, split_claims
 from .text.contexts import Context
 from .verifiers.cascade import Cascade
+from .verifiers.custom import CustomCodeOracle
 from .verifiers.llm_judge import LLMJudge
 from .verifiers.nli import NLIOracle
 from .verifiers.profile import VerifierProfile
 from .verifiers.protocol import Scores, SupportOracle
+from .verifiers.seq2seq import Seq2SeqOracle
 from .verifiers.verdict import decide
 
 if TYPE_CHECKING:
@@ -74,6 +77,7 @@ __all__ = [
     "ClaimStream",
     "Context",
     "ContextNode",
+    "CustomCodeOracle",
     "ENGFormatError",
     "ENGVersionError",
     "EneError",
@@ -101,6 +105,7 @@ __all__ = [
     "ProfileError",
     "PruneMismatchError",
     "PruneResult",
+    "RemoteCodeError",
     "RemoteEngine",
     "Request",
     "RunDecision",
@@ -108,6 +113,7 @@ __all__ = [
     "SafeMargins",
     "Scores",
     "Segment",
+    "Seq2SeqOracle",
     "ServiceAuthError",
     "ServiceError",
     "ServiceTimeoutError",

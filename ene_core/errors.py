@@ -37,6 +37,11 @@ class ProfileError(EneError, ValueError):
     """A calibration profile that cannot be read, or that belongs to another verifier."""
 
 
+class RemoteCodeError(EneError, PermissionError):
+    """The model ships its own Python code (``auto_map`` in its config) and the caller did not
+    pass ``trust_remote_code=True`` (``--trust-remote-code``): ENE never runs it unasked."""
+
+
 class OracleOutOfMemoryError(OracleError):
     """The device ran out of memory even on a single pair (larger groups are split and retried)."""
 

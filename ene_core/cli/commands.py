@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..errors import EneError
 from ..service.options import build_engine, engine_options
+from ..verifiers.protocol import RULES
 
 if TYPE_CHECKING:
     from ..engine.necessity import Engine
@@ -98,10 +99,33 @@ def _add_engine_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda if available)")
     parser.add_argument(
         "--oracle",
-        choices=["nli", "keyword", "judge"],
+        choices=["nli", "keyword", "judge", "seq2seq", "custom"],
         default="nli",
-        help="the verifier: 'nli' (--model), 'judge' (an LLM judge: --judge-model), 'keyword' "
-        "(the transparent test oracle: no model; plumbing only)",
+        help="the verifier: 'nli' (--model), 'judge' (an LLM judge: --judge-model), 'seq2seq' "
+        "(a yes/no model such as Flan-T5: --model), 'custom' (a model with its own code, "
+        "HHEM-style: --model, --trust-remote-code), 'keyword' (the transparent test oracle: no "
+        "model; plumbing only)",
+    )
+    parser.add_argument(
+        "--rules",
+        metavar="SPEC",
+        help="the engine's rules over the verifier's own (all for ene-nli-mini, none for any "
+        "other): comma-separated all, none, NAME or no-NAME; names: " + ", ".join(RULES),
+    )
+    parser.add_argument(
+        "--trust-remote-code",
+        action="store_true",
+        default=None,
+        help="run a model's own Python code (HHEM-style models need it; never without this flag)",
+    )
+    seq2seq = parser.add_argument_group("seq2seq verifier (--oracle seq2seq)")
+    seq2seq.add_argument(
+        "--seq2seq-prompt", help="the prompt, with {premise} and {hypothesis} (default: Flan's)"
+    )
+    seq2seq.add_argument(
+        "--seq2seq-answers",
+        metavar="YES,NO[,UNCLEAR]",
+        help="the answer words (default yes,no; a third makes 'no' a contradiction)",
     )
     parser.add_argument(
         "--verifier-profile",
@@ -131,7 +155,7 @@ def _add_engine_options(parser: argparse.ArgumentParser) -> None:
     cascade = parser.add_argument_group("cascade")
     cascade.add_argument(
         "--cascade",
-        choices=["nli", "keyword", "judge"],
+        choices=["nli", "keyword", "judge", "seq2seq", "custom"],
         help="a second verifier for the pairs the first scores near a threshold (--cascade-band)",
     )
     cascade.add_argument("--cascade-band", type=float, help="default 0.1")

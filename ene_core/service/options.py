@@ -20,9 +20,11 @@ if TYPE_CHECKING:
 
 def build_engine(args: argparse.Namespace) -> Engine:
     """The engine the command line asked for (``--oracle keyword`` needs no model, ``--oracle
-    judge`` an OpenAI-compatible server; ``--cascade KIND`` sends the pairs the first verifier
-    is unsure of to a second; ``--verifier-profile`` sets the thresholds; ``--remote URL`` is an
-    ``ene serve`` service, whose own verifier is used)."""
+    judge`` an OpenAI-compatible server, ``--oracle seq2seq`` a yes/no sequence-to-sequence
+    model, ``--oracle custom`` a model with its own code and ``--trust-remote-code``;
+    ``--cascade KIND`` sends the pairs the first verifier is unsure of to a second;
+    ``--verifier-profile`` sets the thresholds; ``--rules`` switches the engine's rules over the
+    verifier's own; ``--remote URL`` is an ``ene serve`` service, whose own verifier is used)."""
     if getattr(args, "remote", None):
         from .remote import RemoteEngine
 
@@ -58,7 +60,12 @@ def build_engine(args: argparse.Namespace) -> Engine:
             contradiction_threshold=profile.contradiction_threshold if profile else contra,
         )
     return NecessityEngine(
-        oracle, tau, contradiction_threshold=contra, citation_base=base, profile=profile
+        oracle,
+        tau,
+        contradiction_threshold=contra,
+        citation_base=base,
+        profile=profile,
+        rules=getattr(args, "rules", None),
     )
 
 
@@ -86,8 +93,32 @@ def _oracle(args: argparse.Namespace, kind: str, model: str | None) -> Any:
             three_way=bool(getattr(args, "judge_three_way", False)),
             **{k: v for k, v in optional.items() if v is not None},
         )
+    trust = bool(getattr(args, "trust_remote_code", False))
+    device = getattr(args, "device", None)
+    if kind in ("seq2seq", "custom") and not model:
+        raise EneError(f"--oracle {kind} needs --model DIR (a local model directory)")
+    if kind == "seq2seq":
+        from ..verifiers.seq2seq import DEFAULT_PROMPT, Seq2SeqOracle
+
+        answers = (getattr(args, "seq2seq_answers", None) or "yes,no").split(",")
+        if len(answers) not in (2, 3):
+            raise EneError("--seq2seq-answers takes YES,NO or YES,NO,UNCLEAR")
+        return Seq2SeqOracle(
+            model,
+            prompt=getattr(args, "seq2seq_prompt", None) or DEFAULT_PROMPT,
+            yes=answers[0],
+            no=answers[1],
+            unclear=answers[2] if len(answers) == 3 else None,
+            device=device,
+            batch_size=getattr(args, "batch_size", None),
+            trust_remote_code=trust,
+        )
+    if kind == "custom":
+        from ..verifiers.custom import CustomCodeOracle
+
+        return CustomCodeOracle(model, trust_remote_code=trust, device=device)
     if kind != "nli":
-        raise EneError(f"unknown verifier {kind!r}: nli, keyword or judge")
+        raise EneError(f"unknown verifier {kind!r}: nli, keyword, judge, seq2seq or custom")
     from ..verifiers.nli import NLIOracle
 
     return NLIOracle(
@@ -126,6 +157,10 @@ ENGINE_OPTIONS = (
     "cascade",
     "cascade_band",
     "cascade_model",
+    "rules",
+    "trust_remote_code",
+    "seq2seq_prompt",
+    "seq2seq_answers",
 )
 # the flags that choose the verdicts: an ``ene serve`` service's own, so refused with --remote
 VERIFIER_OPTIONS = (
@@ -135,6 +170,9 @@ VERIFIER_OPTIONS = (
     "verifier_profile",
     "judge_model",
     "cascade",
+    "rules",
+    "seq2seq_prompt",
+    "seq2seq_answers",
 )
 
 
