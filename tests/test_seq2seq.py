@@ -53,7 +53,7 @@ def test_answer_words_that_share_a_first_token_are_refused(models: dict[str, str
         Seq2SeqOracle(models["random"], prompt="{premise} only")
 
 
-@pytest.mark.parametrize("batch_size", [1, 8])
+@pytest.mark.parametrize("batch_size", [1, 8, 32])
 def test_scores_do_not_depend_on_the_neighbours(models: dict[str, str], batch_size: int) -> None:
     oracle = Seq2SeqOracle(models["random"], batch_size=batch_size)
     together = oracle.score(PAIRS)
