@@ -168,6 +168,22 @@ def test_declarative_claims(question: str, answer: str, claim: str) -> None:
             "The album was his 11th. The singer's stage name was Bob Seger.",
         ),
         ("When was the novelist born?", "3 May 1948", "The novelist was born on 3 May 1948."),
+        # relative clauses are not what the question asks with
+        (
+            "What was the population of the city in which Kirton End is located?",
+            "35,124",
+            "The population of the city in which Kirton End is located was 35,124.",
+        ),
+        (
+            "Who wrote the song and who died in 2007?",
+            "Lee Hazlewood",
+            "Lee Hazlewood wrote the song and died in 2007.",
+        ),
+        (
+            "The team competes in a cup known as what for sponsorship reasons?",
+            "Carabao Cup",
+            "The team competes in a cup known as Carabao Cup for sponsorship reasons.",
+        ),
         ("Where is the Benholm Ice Arena?", "Tromsdal", "The Benholm Ice Arena is in Tromsdal."),
     ],
 )

@@ -294,11 +294,13 @@ def _how_many(rest: list[str], kind: str, answer: str, known: frozenset[str]) ->
     return _tidy(f"{amount} {aux.lower()} {' '.join(after)}")
 
 
-def _how_adjective(rest: list[str], adjective: str, answer: str, known: frozenset[str]) -> str:
+def _how_adjective(
+    rest: list[str], adjective: str, answer: str, known: frozenset[str]
+) -> str | None:
     """ "How long is the tunnel?" -> "The tunnel is 8 km long."; "How long did the siege last?"
     -> "The siege lasted eleven months."; "How long did X serve as Y?" -> "X served as Y for A"."""
     if not rest:
-        return None  # type: ignore[return-value]
+        return None
     aux = rest[0].lower()
     if aux in _COPULAS and len(rest) > 1:
         value = answer if answer.lower().endswith(adjective) else f"{answer} {adjective}"
@@ -306,14 +308,14 @@ def _how_adjective(rest: list[str], adjective: str, answer: str, known: frozense
     if aux in _DO and adjective == "long" and len(rest) > 2:
         v = verb_after_subject(rest[1:], known)
         if v is None:
-            return None  # type: ignore[return-value]
+            return None
         after = rest[1:]
         base = _bare(after[v]).lower()
         subject, verb, tail = after[:v], inflect(_bare(after[v]), aux), after[v + 1 :]
         if base in ("last", "take", "run"):
             return _tidy(f"{' '.join([*subject, verb])} {answer} {' '.join(tail)}")
         return _tidy(f"{' '.join([*subject, verb, *tail])} for {answer}")
-    return None  # type: ignore[return-value]
+    return None
 
 
 def copula_subject(words: list[str], answer: str) -> str | None:

@@ -471,8 +471,9 @@ def _declarative(q: str, a: str) -> str | None:
     claim = copula_subject(words, a)
     if claim is not None:
         return claim
-    if first == "who":
-        return tidy_sentence(f"{a} {' '.join(words[1:])}")
+    if first == "who":  # "Who wrote X and who died in 2007" -> "A wrote X and died in 2007"
+        rest = re.sub(r"\band who\b ", "and ", " ".join(words[1:]))
+        return tidy_sentence(f"{a} {rest}")
     # What is X  -> X is A
     m = re.match(r"^(?:What|Which) (is|was|are|were) (.+)$", q, re.I)
     if m:
@@ -512,10 +513,25 @@ def _wh_later(words: list[str], a: str) -> str | None:
     last wh-word that a rule can replace: an earlier "who" / "which" is often a relative
     ("the manager who recruited X managed Y during what timeframe")."""
     for i in range(len(words) - 1, 0, -1):
+        if _relative(words, i):
+            continue
         claim = _wh_at(words, i, a)
         if claim is not None:
             return claim
     return None
+
+
+def _relative(words: list[str], i: int) -> bool:
+    """``words[i]`` is a relative "which" / "who" / "whom" opening a clause with its own verb
+    ("the city in which Kirton End is located", "an industrialist who became known as ..."),
+    not the word the question asks with."""
+    if words[i].lower() not in ("which", "who", "whom") or i + 1 >= len(words):
+        return False
+    nxt = words[i + 1].strip(",;:")
+    lower = nxt.lower()
+    if nxt[:1].isupper() or lower in _DETERMINERS:  # "in which Kirton End is", "which the"
+        return True
+    return lower in _AUX_WORDS or _finite(nxt, lower) or (len(lower) > 3 and lower.endswith("ed"))
 
 
 def _wh_at(words: list[str], i: int, a: str) -> str | None:
@@ -537,13 +553,20 @@ def _wh_at(words: list[str], i: int, a: str) -> str | None:
         if lw in ("when", "where"):
             return None
         if rest[0].lower() in _PREPOSITIONS:
-            return tidy_sentence(f"{' '.join(words[:i])} {a} {' '.join(rest)}")
+            return tidy_sentence(f"{' '.join(before)} {a} {' '.join(rest)}")
         if len(rest) <= 4:
-            return tidy_sentence(f"{' '.join(words[:i])} {a}")
+            return tidy_sentence(f"{' '.join(before)} {a}")
         # "... the practice of what way of filling vacancies was constitutional": the
         # wh-phrase runs to the next auxiliary or relative word
         stops = _AUX_WORDS | _RELATIVES | _PREPOSITIONS
-        end = next((j for j, w in enumerate(rest) if j > 0 and w.lower() in stops), None)
+        end = next(
+            (
+                j
+                for j, w in enumerate(rest)
+                if w.lower() in _AUX_WORDS or (j > 0 and w.lower() in stops)
+            ),
+            None,
+        )
         if end is None or end > 8:
             return None
         return tidy_sentence(f"{' '.join(words[:i])} {a} {' '.join(rest[end:])}")
