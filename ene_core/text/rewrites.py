@@ -142,6 +142,7 @@ _PREDICATE_MARKERS = _words(
     "best most also first last still often originally mainly mostly widely primarily known "
     "born based located named called situated titled famous famously"
 )
+_WH_WORDS = _words("what which who whom whose when where in")
 _HOW_ADJECTIVES = _words("long tall high old far deep wide big large heavy")
 _CHOICE_OPENERS = _words("is was are were does did do has have can could will would")
 
@@ -236,6 +237,8 @@ def do_support(words: list[str], answer: str, known: frozenset[str]) -> str | No
     if at is None or at == 0 or at + 2 >= len(words):
         return None
     wh, aux, rest = [w.lower() for w in words[:at]], words[at], words[at + 1 :]
+    if wh[0] not in _WH_WORDS:  # "Hayden sings, but where does X ...": unsure
+        return None
     v = verb_after_subject(rest, known)
     if v is None:
         return None
