@@ -20,7 +20,7 @@ class KeywordOracle:
     name = "keyword-oracle"
     revision: str | None = "1"
     default_threshold: float | None = 0.5
-    #: the engine's rules apply: it stands in for the embedded model in the rules' tests
+    #: every engine rule applies: the rules' tests run on it
     rules: frozenset[str] = frozenset(RULES)
 
     def __init__(self) -> None:
