@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -51,3 +52,14 @@ def test_cli_needs_the_flag(model: str, capsys: pytest.CaptureFixture[str]) -> N
     assert "--trust-remote-code" in capsys.readouterr().err
     assert main([*argv, "--trust-remote-code"]) == 0
     assert json.loads(capsys.readouterr().out)["claims"][0]["status"] == "supported"
+
+
+def test_a_declaration_cannot_trust_the_code_for_you(model: str, tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "declared"
+    shutil.copytree(model, copy)
+    (copy / "ene_verifier.json").write_text(json.dumps({"trust_remote_code": True}))
+    with pytest.raises(RemoteCodeError, match=r"ene_verifier\.json cannot say so"):
+        CustomCodeOracle(str(copy))
+    assert CustomCodeOracle(str(copy), trust_remote_code=True).rules == frozenset()

@@ -99,3 +99,32 @@ def test_cli_offers_the_kind(models: dict[str, str], capsys: pytest.CaptureFixtu
     assert eng["claims"][0]["status"] == "supported"
     assert eng["verifier"]["model"] == str(Path(models["yes"]))
     assert eng["verifier"]["check_bindings"] is False  # no rules for a verifier of one's own
+
+
+def test_the_model_declares_its_prompt_answers_threshold_and_rules(
+    models: dict[str, str], tmp_path: Path
+) -> None:
+    import shutil
+
+    model = tmp_path / "declared"
+    shutil.copytree(models["no"], model)
+    declaration = {
+        "prompt": "Document: {premise} Claim: {hypothesis} Answer:",
+        "answers": ["yes", "no", "maybe"],
+        "threshold": 0.7,
+        "rules": ["bindings"],
+    }
+    (model / "ene_verifier.json").write_text(json.dumps(declaration))
+    oracle = Seq2SeqOracle(str(model))
+    assert oracle.prompt == declaration["prompt"] and oracle.three_way
+    assert oracle.default_threshold == 0.7 and oracle.rules == {"bindings"}
+    engine = NecessityEngine(oracle)
+    assert engine.threshold == 0.7 and engine.rules == {"bindings"}
+    assert engine.evaluate("A cat sat.", ["A cat sat."]).claims[0].status == "contradicted"
+    assert not Seq2SeqOracle(str(model), yes="yes", no="no").three_way  # arguments win
+    (model / "ene_verifier.json").write_text(json.dumps({"answers": ["yes"]}))
+    with pytest.raises(InvalidInputError, match=r"ene_verifier\.json: answers"):
+        Seq2SeqOracle(str(model))
+    (model / "ene_verifier.json").write_text(json.dumps({"rule": []}))
+    with pytest.raises(InvalidInputError, match="unknown field"):
+        Seq2SeqOracle(str(model))

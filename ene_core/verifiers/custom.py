@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import InvalidInputError, ModelNotFoundError, OracleError
+from .declared import read_declaration
 from .nli import _fingerprint, _pick_device, _resolve
 from .protocol import Scores
 from .remote_code import check_remote_code
@@ -33,7 +34,6 @@ class CustomCodeOracle:
     (HHEM loads the Flan-T5 tokenizer): set ``HF_HUB_OFFLINE=1`` so that it cannot download.
     """
 
-    rules: frozenset[str] = frozenset()
     default_contradiction_threshold: float | None = None
 
     def __init__(
@@ -76,7 +76,9 @@ class CustomCodeOracle:
         self.batch_size = int(batch_size)
         self.name = str(model)
         self.revision = getattr(self.model.config, "_commit_hash", None) or _fingerprint(path)
-        self.default_threshold = threshold
+        declared = read_declaration(path)
+        self.default_threshold = threshold if threshold is not None else declared.threshold
+        self.rules: frozenset[str] = declared.rules or frozenset()  # none unless declared
         tokenizer = getattr(self.model, "tokenizer", None)
         self._tokenizer = tokenizer if callable(tokenizer) else None
         self._lock = threading.Lock()

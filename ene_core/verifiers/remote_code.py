@@ -61,8 +61,19 @@ def check_remote_code(path: Path | str, trust_remote_code: bool, model: Any = No
     classes = remote_code(path)
     if classes:
         where = str(model if model is not None else path)
+        declared = isinstance(path, Path) and '"trust_remote_code"' in _text(
+            path / "ene_verifier.json"
+        )
         raise RemoteCodeError(
             f"model {where!r} runs its own Python code ({', '.join(sorted(set(classes)))}): "
             "pass trust_remote_code=True (--trust-remote-code) if you trust it; ENE never runs "
             "a model's code unasked"
+            + (" (its ene_verifier.json cannot say so for you)" if declared else "")
         )
+
+
+def _text(file: Path) -> str:
+    try:
+        return file.read_text(encoding="utf-8")
+    except OSError:
+        return ""

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import InvalidInputError, ModelNotFoundError, OracleError
+from .declared import read_declaration
 from .nli import _fingerprint, _pick_device, _pick_dtype, _resolve, _round_up
 from .protocol import Scores
 from .remote_code import check_remote_code
@@ -42,23 +43,24 @@ class Seq2SeqOracle:
     ...                        yes="Yes", no="No", unclear="Maybe")
 
     ``prompt`` must hold ``{premise}`` and ``{hypothesis}``. ``yes`` / ``no`` / ``unclear`` are
-    answer words: each is tokenised as the model would write it and its first token's logit is
-    read; the first tokens must differ. A premise that does not fit ``max_length`` (default: the
-    model's ``n_positions`` or 512) with the rest of the prompt is cut at a token and the pair
-    marked truncated (the ENG counts it). The engine's rules are off (``rules``): they were tuned
-    with the embedded NLI model.
+    answer words (default: the model's ``ene_verifier.json`` ``prompt`` and ``answers``, else
+    Flan's prompt and yes / no; :mod:`~ene_core.verifiers.declared`): each is tokenised as the
+    model would write it and its first token's logit is read; the first tokens must differ. A
+    premise that does not fit ``max_length`` (default: the model's ``n_positions`` or 512) with
+    the rest of the prompt is cut at a token and the pair marked truncated (the ENG counts it).
+    The engine's rules are off (``rules``) unless its ``ene_verifier.json`` declares some: they
+    were tuned with the embedded NLI model.
     """
 
-    rules: frozenset[str] = frozenset()
     default_contradiction_threshold: float | None = None
 
     def __init__(
         self,
         model: str | Path,
         *,
-        prompt: str = DEFAULT_PROMPT,
-        yes: str = "yes",
-        no: str = "no",
+        prompt: str | None = None,
+        yes: str | None = None,
+        no: str | None = None,
         unclear: str | None = None,
         device: str | None = None,
         dtype: str | None = None,
@@ -69,13 +71,19 @@ class Seq2SeqOracle:
         threshold: float | None = None,
         trust_remote_code: bool = False,
     ) -> None:
-        for field in ("{premise}", "{hypothesis}"):
-            if field not in prompt:
-                raise InvalidInputError(f"the prompt must hold {field}: {prompt!r}")
         if bucket_tokens < 1:
             raise InvalidInputError(f"bucket_tokens must be a positive int, got {bucket_tokens!r}")
         path = _resolve(model)
         check_remote_code(path, trust_remote_code, model)
+        declared = read_declaration(path)
+        prompt = prompt or declared.prompt or DEFAULT_PROMPT
+        for field in ("{premise}", "{hypothesis}"):
+            if field not in prompt:
+                raise InvalidInputError(f"the prompt must hold {field}: {prompt!r}")
+        if yes is None and no is None and unclear is None and declared.answers:
+            yes, no, *rest = declared.answers
+            unclear = rest[0] if rest else None
+        yes, no = yes or "yes", no or "no"
         try:
             import torch
             from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
@@ -130,7 +138,8 @@ class Seq2SeqOracle:
         self.bucket_tokens = int(bucket_tokens)
         self.name = str(model)
         self.revision = getattr(config, "_commit_hash", None) or _fingerprint(path)
-        self.default_threshold = threshold
+        self.default_threshold = threshold if threshold is not None else declared.threshold
+        self.rules: frozenset[str] = declared.rules or frozenset()
         self._lock = threading.Lock()
 
     def _first_token(self, word: str) -> int:
