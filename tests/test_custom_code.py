@@ -63,3 +63,19 @@ def test_a_declaration_cannot_trust_the_code_for_you(model: str, tmp_path: Path)
     with pytest.raises(RemoteCodeError, match=r"ene_verifier\.json cannot say so"):
         CustomCodeOracle(str(copy))
     assert CustomCodeOracle(str(copy), trust_remote_code=True).rules == frozenset()
+
+
+def test_the_flag_crosses_process_boundaries(model: str) -> None:
+    import argparse
+
+    from ene_core.cli import build_engine, engine_options, make_parser
+
+    argv = ["eval", "in.jsonl", "-o", "out.jsonl", "--oracle", "custom", "--model", model]
+    argv.append("--trust-remote-code")
+    options = engine_options(make_parser().parse_args(argv))  # a Ray actor's or replica's
+    assert options["trust_remote_code"] is True
+    engine = build_engine(argparse.Namespace(**options))
+    assert isinstance(engine.oracle, CustomCodeOracle)
+    options["trust_remote_code"] = None
+    with pytest.raises(RemoteCodeError):
+        build_engine(argparse.Namespace(**options))

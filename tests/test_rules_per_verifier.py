@@ -90,3 +90,22 @@ def test_cli_rules_flag(capsys: pytest.CaptureFixture[str]) -> None:
     assert verifier["check_amounts"] is True
     assert main([*argv, "--oracle", "keyword", "--rules", "no-such"]) == 1
     assert "unknown rule" in capsys.readouterr().err
+
+
+def test_rules_cross_process_boundaries_and_are_refused_with_remote() -> None:
+    import argparse
+
+    from ene_core import EneError
+    from ene_core.cli import build_engine, engine_options, make_parser
+
+    args = make_parser().parse_args(
+        ["eval", "in.jsonl", "-o", "out.jsonl", "--oracle", "keyword", "--rules", "none"]
+    )
+    options = engine_options(args)  # what a Ray actor or a Serve replica receives
+    assert options["rules"] == "none"
+    assert build_engine(argparse.Namespace(**options)).rules == frozenset()
+    remote = make_parser().parse_args(
+        ["eval", "in.jsonl", "-o", "o.jsonl", "--remote", "http://127.0.0.1:1", "--rules", "all"]
+    )
+    with pytest.raises(EneError, match="--rules"):
+        build_engine(remote)
