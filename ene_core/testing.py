@@ -138,7 +138,7 @@ def make_tiny_seq2seq_model(
         tokenizer_object=backend, pad_token="<pad>", eos_token="</s>", unk_token="<unk>"
     )
     torch.manual_seed(seed)
-    config = T5Config(
+    config = T5Config(  # type: ignore[call-arg]
         vocab_size=len(vocab),
         d_model=32,
         d_kv=8,

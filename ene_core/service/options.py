@@ -97,7 +97,7 @@ def _oracle(args: argparse.Namespace, kind: str, model: str | None) -> Any:
     device = getattr(args, "device", None)
     if kind in ("seq2seq", "custom") and not model:
         raise EneError(f"--oracle {kind} needs --model DIR (a local model directory)")
-    if kind == "seq2seq":
+    if kind == "seq2seq" and model:
         from ..verifiers.seq2seq import DEFAULT_PROMPT, Seq2SeqOracle
 
         answers = (getattr(args, "seq2seq_answers", None) or "yes,no").split(",")
@@ -113,7 +113,7 @@ def _oracle(args: argparse.Namespace, kind: str, model: str | None) -> Any:
             batch_size=getattr(args, "batch_size", None),
             trust_remote_code=trust,
         )
-    if kind == "custom":
+    if kind == "custom" and model:
         from ..verifiers.custom import CustomCodeOracle
 
         return CustomCodeOracle(model, trust_remote_code=trust, device=device)

@@ -93,13 +93,13 @@ class Seq2SeqOracle:
                 "pip install 'ene[nli]'"
             ) from None
         self._torch = torch
-        remote = {"trust_remote_code": True} if trust_remote_code else {}
+        trust = trust_remote_code is True  # checked above: only ever an explicit True
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(
-                str(path), local_files_only=True, **remote
+                str(path), local_files_only=True, trust_remote_code=trust
             )
             self.model = AutoModelForSeq2SeqLM.from_pretrained(
-                str(path), local_files_only=True, **remote
+                str(path), local_files_only=True, trust_remote_code=trust
             )
         except (OSError, ValueError) as exc:
             raise ModelNotFoundError(
