@@ -125,6 +125,9 @@ def test_the_model_declares_its_prompt_answers_threshold_and_rules(
     (model / "ene_verifier.json").write_text(json.dumps({"answers": ["yes"]}))
     with pytest.raises(InvalidInputError, match=r"ene_verifier\.json: answers"):
         Seq2SeqOracle(str(model))
+    (model / "ene_verifier.json").write_text(json.dumps({"window": 256}))
+    with pytest.raises(InvalidInputError, match="does not read"):
+        Seq2SeqOracle(str(model))
     (model / "ene_verifier.json").write_text(json.dumps({"rule": []}))
     with pytest.raises(InvalidInputError, match="unknown field"):
         Seq2SeqOracle(str(model))

@@ -76,7 +76,7 @@ class CustomCodeOracle:
         self.batch_size = int(batch_size)
         self.name = str(model)
         self.revision = getattr(self.model.config, "_commit_hash", None) or _fingerprint(path)
-        declared = read_declaration(path)
+        declared = read_declaration(path).only("CustomCodeOracle", "threshold", "rules")
         self.default_threshold = threshold if threshold is not None else declared.threshold
         self.rules: frozenset[str] = declared.rules or frozenset()  # none unless declared
         tokenizer = getattr(self.model, "tokenizer", None)

@@ -60,6 +60,22 @@ class Declaration:
     prompt: str | None = None
     answers: tuple[str, ...] | None = None
 
+    def only(self, reader: str, *fields: str) -> Declaration:
+        """This declaration, checked to declare none but ``fields``: what ``reader`` reads (a
+        field it would ignore is an :class:`~ene_core.errors.InvalidInputError`, never
+        silently dropped)."""
+        extra = [
+            name
+            for name in self.__dataclass_fields__
+            if name not in fields and getattr(self, name) is not None
+        ]
+        if extra:
+            raise InvalidInputError(
+                f"{DECLARATION} declares {', '.join(extra)}, which {reader} does not read "
+                f"(it reads {', '.join(fields)})"
+            )
+        return self
+
 
 def read_declaration(path: Path | str) -> Declaration:
     """The declaration beside a local model's ``config.json`` (empty for a hub id or a model

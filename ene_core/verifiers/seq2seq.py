@@ -75,7 +75,9 @@ class Seq2SeqOracle:
             raise InvalidInputError(f"bucket_tokens must be a positive int, got {bucket_tokens!r}")
         path = _resolve(model)
         check_remote_code(path, trust_remote_code, model)
-        declared = read_declaration(path)
+        declared = read_declaration(path).only(
+            "Seq2SeqOracle", "prompt", "answers", "threshold", "rules"
+        )
         prompt = prompt or declared.prompt or DEFAULT_PROMPT
         for field in ("{premise}", "{hypothesis}"):
             if field not in prompt:
