@@ -47,8 +47,12 @@ from typing import Any
 import torch
 import transformers
 
-from ene_core import NecessityEngine, NLIOracle
-from ene_core.verifiers.nli import DEFAULT_MODEL_DIR
+from ene_core import EvidenceNecessityGraph, NecessityEngine, NLIOracle
+
+try:
+    from ene_core.verifiers.nli import DEFAULT_MODEL_DIR
+except ImportError:  # a checkout from before the packages (--planning-only runs on any)
+    from ene_core.oracle import DEFAULT_MODEL_DIR  # type: ignore[no-redef]
 
 HOTPOT = (
     Path(__file__).resolve().parents[2] / "shared/data/hotpotqa/hotpot_dev_distractor_first100.json"
@@ -161,6 +165,13 @@ def forget_texts() -> None:
                     clear()
 
 
+def sent(eng: EvidenceNecessityGraph) -> int:
+    """The distinct pairs a request sent to the model, counted the same on any checkout: from
+    schema 1.12 ``forward_pairs`` also counts a premise's second reading (``focus_pairs``)."""
+    counts_second_readings = tuple(map(int, eng.schema_version.split("."))) >= (1, 12)
+    return eng.stats.forward_pairs - (eng.stats.focus_pairs if counts_second_readings else 0)
+
+
 def non_model_rows(model: str, device: str | None, reqs: list[dict], repeats: int) -> list[dict]:
     """Forwarded pairs per second of the engine with an instant stand-in for the network.
 
@@ -199,7 +210,7 @@ def non_model_rows(model: str, device: str | None, reqs: list[dict], repeats: in
                     elapsed = time.perf_counter() - start
                 finally:
                     gc.enable()
-                forwarded = sum(e.stats.forward_pairs for e in engs)
+                forwarded = sum(sent(e) for e in engs)
                 pairs.add(forwarded)
                 rates[name].append(forwarded / elapsed)
     finally:
