@@ -8,10 +8,12 @@ contradiction, else ``no`` is "not entailed" and the contradiction probability i
 Determinism: pairs are encoded alone, padded to a length bucket (a multiple of ``bucket_tokens``)
 and run in row groups of a fixed size per bucket (partial groups filled with copies), so every
 forward pass a pair takes part in has a shape that depends only on that pair, and rows do not
-interact: a pair's scores are bitwise the same whatever else is in the batch (measured on a tiny
-T5: alone, together and shuffled equal at batch sizes 1, 8 and 32; between batch sizes, and
-against one batch padded to its longest pair, they differ by at most 1.8e-7). ``batch_size=1``
-runs one pair per forward pass at its own length, without padding.
+interact: a pair's scores are bitwise the same whatever else is in the batch. On a CPU a fixed
+shape is not enough (MKL picks a GEMM's micro-kernel by a row's place in the matrix, see
+:class:`~ene_core.verifiers.nli.NLIOracle`), so there each forward pass holds one pair at its own
+length, without padding; ``batch_size`` applies on a GPU. (On a tiny T5 on this CPU, groups of 8
+and 32 rows gave the same scores alone and together, within 1.8e-7 of one pair per pass, and were
+twice as fast; the guarantee is kept instead.)
 """
 
 from __future__ import annotations
@@ -137,6 +139,8 @@ class Seq2SeqOracle:
         on_gpu = self.device.type == "cuda"
         self.batch_size = int(batch_size or (32 if on_gpu else 8))
         self.max_batch_tokens = int(max_batch_tokens or (32768 if on_gpu else 512))
+        # one pair per forward pass on a CPU (see the module docstring)
+        self._batched = on_gpu and self.batch_size > 1
         self.bucket_tokens = int(bucket_tokens)
         self.name = str(model)
         self.revision = getattr(config, "_commit_hash", None) or _fingerprint(path)
@@ -161,11 +165,12 @@ class Seq2SeqOracle:
         buckets: dict[int, list[int]] = {}
         for i, (ids, _) in enumerate(encoded):
             length = min(_round_up(len(ids), self.bucket_tokens), self.max_length)
-            buckets.setdefault(length if self.batch_size > 1 else len(ids), []).append(i)
+            buckets.setdefault(length if self._batched else len(ids), []).append(i)
         with self._lock, self._torch.inference_mode():
             for length in sorted(buckets):
                 members = buckets[length]
                 rows = max(1, min(self.batch_size, self.max_batch_tokens // length))
+                rows = rows if self._batched else 1
                 for s in range(0, len(members), rows):
                     part = members[s : s + rows]
                     probs = self._forward([encoded[i][0] for i in part], length, rows)
