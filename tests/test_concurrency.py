@@ -119,6 +119,7 @@ def test_worker_survives_oracle_failures() -> None:
     engine.close()
 
 
+@pytest.mark.determinism
 def test_real_oracle_under_64_concurrent_callers(tiny_model_dir: str, device: str) -> None:
     """The real NLIOracle (on ``--device``) gives every caller its sequential ENG, bit for bit."""
     from ene_core import NLIOracle

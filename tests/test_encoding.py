@@ -195,6 +195,7 @@ def test_a_normaliser_that_is_not_character_by_character_falls_back() -> None:
     assert got.ids[0] == tokenizer("".join(parts), "Paris.")["input_ids"]
 
 
+@pytest.mark.determinism
 def test_nli_oracle_scores_parts_as_the_joined_premise(tiny_model_dir: str, device: str) -> None:
     from ene_core.verifiers.nli import NLIOracle
 

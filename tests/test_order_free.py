@@ -153,6 +153,7 @@ def tiny_engine(tiny_model_dir: str) -> NecessityEngine:
     return NecessityEngine(oracle, threshold=entail[len(entail) // 2], support_matrix=True)
 
 
+@pytest.mark.determinism
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -165,6 +166,7 @@ def test_tiny_nli_model_any_permutation(tiny_engine: NecessityEngine, data: st.D
     assert_order_free(tiny_engine, answer, contexts, perm)
 
 
+@pytest.mark.determinism
 def test_tiny_nli_model_exercises_every_path(tiny_engine: NecessityEngine) -> None:
     # The property above is only worth something if the random model gives mixed verdicts.
     contexts = [{"id": f"k{i}", "text": t} for i, t in enumerate(TINY_CONTEXTS)]
@@ -199,6 +201,7 @@ SHIPPED_CASE = (
 )
 
 
+@pytest.mark.determinism
 @settings(
     max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -163,6 +163,7 @@ def test_an_oracle_failure_mid_round_fails_the_requests_of_the_round() -> None:
     assert [e.verdicts() for e in again] == [e.verdicts() for e in plain]
 
 
+@pytest.mark.determinism
 def test_nli_oracle_overlap_gives_bitwise_the_same_engs(tiny_model_dir: str, device: str) -> None:
     from ene_core.verifiers.nli import NLIOracle
 

@@ -82,8 +82,14 @@ class NLIOracle:
     max_batch_tokens // length)``, partial groups filled with copies), so every forward pass a
     pair takes part in has a shape that depends only on that pair. Rows do not interact, so a
     pair's probabilities are bitwise the same whatever else is in the batch (the determinism
-    guarantee). ``deterministic=False`` trades that guarantee for less padding: length-sorted
-    groups padded to their longest pair, whose last digits can then depend on the neighbours.
+    guarantee). On a CPU a fixed shape is not enough: MKL picks a GEMM's micro-kernel (full or
+    edge tile) and thread split by a row's place in the matrix, so a row's last digits can
+    depend on its position in the group (on AVX2 code paths often, on AVX-512 for some shapes).
+    There every deterministic forward pass holds one pair (``batch_size`` and
+    ``max_batch_tokens`` then apply to ``deterministic=False`` only), so a pair's arithmetic
+    depends on that pair alone on any CPU. ``deterministic=False`` trades the guarantee for less
+    padding: length-sorted groups padded to their longest pair, whose last digits can then
+    depend on the neighbours.
 
     Device: ``device=``, else the ``ENE_DEVICE`` environment variable, else CUDA when available.
     On CUDA the weights run in bfloat16 (float16 without bf16 support; ``dtype=`` overrides) with
@@ -158,8 +164,8 @@ class NLIOracle:
             max_length or getattr(config, "ene_max_length", None) or min(limit, 512)
         )
         on_gpu = self.device.type == "cuda"
-        # Fixed-shape groups waste their filler rows, so CPU groups stay small (a CPU gains
-        # little from big batches); a GPU has idle parallelism and gets big groups.
+        # A GPU has idle parallelism and gets big groups; a CPU gains little from batching
+        # (and forwards one pair per pass when deterministic, see _rows).
         self.batch_size = batch_size or (64 if on_gpu else 8)
         self.max_batch_tokens = max_batch_tokens or (32768 if on_gpu else 512)
         if bucket_tokens < 1:
@@ -299,9 +305,9 @@ class NLIOracle:
     def _groups(self, lengths: list[int]) -> list[tuple[list[int], int, int]]:
         """``(pair indices, padded length, rows)`` per forward pass.
 
-        Deterministic: length buckets of ``bucket_tokens``, a fixed row count per bucket,
-        partial groups filled. Otherwise: length-sorted groups of ``batch_size`` padded to their
-        longest pair.
+        Deterministic: length buckets of ``bucket_tokens``, a fixed row count per bucket
+        (:meth:`_rows`), partial groups filled. Otherwise: length-sorted groups of ``batch_size``
+        padded to their longest pair.
         """
         if not self.deterministic:
             order = sorted(range(len(lengths)), key=lambda i: lengths[i])
@@ -312,10 +318,17 @@ class NLIOracle:
             buckets.setdefault(min(_round_up(n, self.bucket_tokens), self.max_length), []).append(i)
         groups = []
         for length in sorted(buckets):
-            rows = max(1, min(self.batch_size, self.max_batch_tokens // length))
+            rows = self._rows(length)
             members = buckets[length]
             groups += [(members[s : s + rows], length, rows) for s in range(0, len(members), rows)]
         return groups
+
+    def _rows(self, length: int) -> int:
+        """Rows per deterministic forward pass of ``length`` tokens: one on a CPU, where a row's
+        last digits can depend on its position in a bigger GEMM (see the class docstring)."""
+        if self.device.type == "cpu":
+            return 1
+        return max(1, min(self.batch_size, self.max_batch_tokens // length))
 
     def _run_group(
         self,
