@@ -33,6 +33,7 @@ from .errors import (
     ServiceUnavailableError,
     StreamClosedError,
 )
+from .filtering.model import ChunkFilter
 from .graph import SCHEMA_VERSION, Claim, ContextNode, EvidenceNecessityGraph
 from .kit.guard import ClaimGuard
 from .kit.pruning import DEFAULT_KEEP, KeepReason, PruneResult, SafeMargins, prune
@@ -72,6 +73,7 @@ __all__ = [
     "DEFAULT_KEEP",
     "SCHEMA_VERSION",
     "Cascade",
+    "ChunkFilter",
     "Claim",
     "ClaimGuard",
     "ClaimStream",

@@ -7,7 +7,11 @@ Sources (all in ``../shared/data`` or the project's own dev sets):
   words, not), and each supporting paragraph alone among the four paragraphs of *other*
   questions that share most of its question's words (not needed: the twin of every positive
   that wins on shared words). Questions 60-99 are the benchmark and are never read here.
-- QNLI dev (train only, weight 0.5): a question and a sentence that answers it (needed) or a
+- Off-topic twins (train only): for each request, chunks of the other kind of data (hand-written
+  chunks for HotpotQA questions; Wikipedia paragraphs and other cases' chunks for hand-written
+  cases) sharing no content word with the question, not needed, so that a chunk's length and
+  style are no cue.
+- QNLI dev (train only, weight 0.5; the shipped filter leaves it out: ``--no-qnli``): a question and a sentence that answers it (needed) or a
   sentence of the same passage that does not.
 - The hand-written necessity sets (the chunks a supported claim needs or may use are needed,
   every other chunk is not): necessity_dev, necessity_fresh, fresh2, fresh3 (train, weight 2,
@@ -43,11 +47,96 @@ HOTPOT_DEV = range(48, 60)
 HOTPOT_BENCHMARK = range(60, 100)  # never read here
 
 STOP = set(
-    "a an the of in on at to for from by with and or but is are was were be been being what which "
-    "who whom whose when where why how that this these those it its as do does did has have had "
-    "not no yes than then there their they he she his her him i you your we our can could will "
-    "would should may might also into about over after before during between both same other "
-    "such more most many much one two first".split()
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "from",
+        "by",
+        "with",
+        "and",
+        "or",
+        "but",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "that",
+        "this",
+        "these",
+        "those",
+        "it",
+        "its",
+        "as",
+        "do",
+        "does",
+        "did",
+        "has",
+        "have",
+        "had",
+        "not",
+        "no",
+        "yes",
+        "than",
+        "then",
+        "there",
+        "their",
+        "they",
+        "he",
+        "she",
+        "his",
+        "her",
+        "him",
+        "i",
+        "you",
+        "your",
+        "we",
+        "our",
+        "can",
+        "could",
+        "will",
+        "would",
+        "should",
+        "may",
+        "might",
+        "also",
+        "into",
+        "about",
+        "over",
+        "after",
+        "before",
+        "during",
+        "between",
+        "both",
+        "same",
+        "other",
+        "such",
+        "more",
+        "most",
+        "many",
+        "much",
+        "one",
+        "two",
+        "first",
+    ]
 )
 WORD = re.compile(r"[a-z0-9]+")
 
@@ -67,11 +156,11 @@ def hotpot_pairs(indices: range, *, title_prefix: float, rng: random.Random) -> 
     questions = [data[i] for i in indices]
     pool = [
         (qi, title, paragraph_text(sentences))
-        for qi, q in zip(indices, questions)
+        for qi, q in zip(indices, questions, strict=False)
         for title, sentences in q["context"]
     ]
     pairs: list[Pair] = []
-    for qi, q in zip(indices, questions):
+    for qi, q in zip(indices, questions, strict=False):
         gold = {title for title, _ in q["supporting_facts"]}
 
         def text_of(title: str, body: str) -> str:
@@ -79,8 +168,14 @@ def hotpot_pairs(indices: range, *, title_prefix: float, rng: random.Random) -> 
 
         for title, sentences in q["context"]:
             pairs.append(
-                Pair(q["question"], text_of(title, paragraph_text(sentences)), int(title in gold),
-                     1.0, f"hotpot-{qi}", "hotpot")
+                Pair(
+                    q["question"],
+                    text_of(title, paragraph_text(sentences)),
+                    int(title in gold),
+                    1.0,
+                    f"hotpot-{qi}",
+                    "hotpot",
+                )
             )
         words = content_words(q["question"])
         others = sorted(
@@ -89,11 +184,20 @@ def hotpot_pairs(indices: range, *, title_prefix: float, rng: random.Random) -> 
         )
         for j, (title, sentences) in enumerate(t for t in q["context"] if t[0] in gold):
             group = f"hotpot-iso-{qi}-{j}"
-            pairs.append(Pair(q["question"], text_of(title, paragraph_text(sentences)), 1, 1.0,
-                              group, "hotpot-iso"))
+            pairs.append(
+                Pair(
+                    q["question"],
+                    text_of(title, paragraph_text(sentences)),
+                    1,
+                    1.0,
+                    group,
+                    "hotpot-iso",
+                )
+            )
             for _, o_title, o_text in others[:4]:
-                pairs.append(Pair(q["question"], text_of(o_title, o_text), 0, 1.0, group,
-                                  "hotpot-iso"))
+                pairs.append(
+                    Pair(q["question"], text_of(o_title, o_text), 0, 1.0, group, "hotpot-iso")
+                )
     return pairs
 
 
@@ -102,8 +206,14 @@ def qnli_pairs() -> list[Pair]:
     for line in QNLI.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
         pairs.append(
-            Pair(row["premise"], row["hypothesis"], int(row["label"] == "entailment"), 0.5,
-                 f"qnli-{row['premise']}", "qnli")
+            Pair(
+                row["premise"],
+                row["hypothesis"],
+                int(row["label"] == "entailment"),
+                0.5,
+                f"qnli-{row['premise']}",
+                "qnli",
+            )
         )
     return pairs
 
@@ -130,8 +240,9 @@ def necessity_pairs(name: str, *, weight: float, cross: int) -> list[Pair]:
         needed = needed_ids(case)
         group = f"{name}:{case['id']}"
         for chunk in case["chunks"]:
-            pairs.append(Pair(question, chunk["text"], int(chunk["id"] in needed), weight, group,
-                              name))
+            pairs.append(
+                Pair(question, chunk["text"], int(chunk["id"] in needed), weight, group, name)
+            )
         if cross:
             words = content_words(question)
             own = {c["text"] for c in case["chunks"]}
@@ -144,6 +255,30 @@ def necessity_pairs(name: str, *, weight: float, cross: int) -> list[Pair]:
     return pairs
 
 
+def off_topic_twins(
+    pairs: list[Pair], pool: list[str], per_group: int, rng: random.Random
+) -> list[Pair]:
+    """For each request, ``per_group`` chunks of the other kind of data (short hand-written
+    chunks for HotpotQA questions, Wikipedia paragraphs for the hand-written cases) that share
+    no content word with its question, not needed: without them, chunk length and style alone
+    told a needed chunk from a distractor."""
+    out: list[Pair] = []
+    seen: set[str] = set()
+    for pair in pairs:
+        if pair.group in seen:
+            continue
+        seen.add(pair.group)
+        words = content_words(pair.question)
+        picked = 0
+        for text in rng.sample(pool, min(len(pool), 50)):
+            if picked == per_group:
+                break
+            if not words & content_words(text):
+                out.append(Pair(pair.question, text, 0, pair.weight, pair.group, "off-topic"))
+                picked += 1
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default="/tmp/filter_data")
@@ -152,9 +287,20 @@ def main() -> None:
     rng = random.Random(args.seed)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    train = hotpot_pairs(HOTPOT_TRAIN, title_prefix=0.5, rng=rng) + qnli_pairs()
+    hotpot = hotpot_pairs(HOTPOT_TRAIN, title_prefix=0.5, rng=rng)
+    written: list[Pair] = []
     for name in TRAIN_SETS:
-        train += necessity_pairs(name, weight=2.0, cross=2)
+        written += necessity_pairs(name, weight=2.0, cross=2)
+    short_pool = sorted({p.text for p in written})
+    long_pool = sorted({p.text for p in hotpot})
+    train = (
+        hotpot
+        + written
+        + off_topic_twins(hotpot, short_pool, 2, rng)
+        + off_topic_twins(written, long_pool, 1, rng)
+        + off_topic_twins(written, short_pool, 1, rng)
+        + qnli_pairs()
+    )
     dev = hotpot_pairs(HOTPOT_DEV, title_prefix=0.0, rng=rng)
     for name in DEV_SETS:
         dev += necessity_pairs(name, weight=1.0, cross=0)

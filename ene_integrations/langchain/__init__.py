@@ -9,6 +9,9 @@
   rerank or filter, or when the prompt shows the documents rewritten).
 * :func:`report_documents` - tell the handler about documents it cannot see being retrieved
   (``vector_store.similarity_search`` inside a ``@dynamic_prompt`` middleware).
+* :class:`ChunkFilterCompressor` - drop the chunks a question will not need *before* the model
+  reads them (a ``BaseDocumentCompressor``; ``.as_runnable()`` for LCEL), with ENE's
+  :class:`ene_core.ChunkFilter`.
 * :class:`NecessityPruner` - a Runnable (LCEL step or graph node) that drops the documents the
   answer did not use; :func:`pruning_middleware` does the same inside ``create_agent``.
 
@@ -37,6 +40,7 @@ from ene_core.kit.runs import (  # noqa: F401
     normalise,
 )
 
+from .filter import FILTER_EVENT, ChunkFilterCompressor
 from .handler import (
     CONTEXT_TAG,
     NecessityCallbackHandler,
@@ -48,6 +52,8 @@ from .pruning import NecessityPruner, pruning_middleware
 
 __all__ = [
     "CONTEXT_TAG",
+    "FILTER_EVENT",
+    "ChunkFilterCompressor",
     "IncompleteRequestError",
     "NecessityCallbackHandler",
     "NecessityPruner",

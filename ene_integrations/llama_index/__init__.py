@@ -72,11 +72,14 @@ from ene_core.kit.runs import normalise  # noqa: F401
 from ene_core.text.contexts import stable_id  # noqa: F401
 
 from .engines import NecessityChatEngine, NecessityQueryEngine
+from .filter import ChunkFilterEvent, ChunkFilterPostprocessor
 from .handler import NecessityHandler
 from .install import installed_handler, instrument, uninstrument
 from .pruning import aprune_unused, prune_unused
 
 __all__ = [
+    "ChunkFilterEvent",
+    "ChunkFilterPostprocessor",
     "NecessityChatEngine",
     "NecessityHandler",
     "NecessityQueryEngine",
