@@ -25,8 +25,11 @@ from ..errors import (
     OracleError,
     OracleOutOfMemoryError,
 )
-from .encoding import PairEncoder
-from .protocol import Scores
+from .declared import read_declaration
+from .encoding import Encoded, PairEncoder
+from .protocol import EMBEDDED_RULES, Scores
+from .remote_code import check_remote_code
+from .windows import aggregate, premise_windows, single_text
 
 logger = logging.getLogger("ene")
 
@@ -120,8 +123,33 @@ class NLIOracle:
         bucket_tokens: int = 16,
         deterministic: bool = True,
         overlap: bool | None = None,
+        input: str | None = None,
+        separator: str | None = None,
+        window: int | None = None,
+        stride: int | None = None,
+        trust_remote_code: bool = False,
     ) -> None:
         path = _resolve(model)  # before importing torch: a wrong path fails at once
+        check_remote_code(path, trust_remote_code, model)
+        declared = read_declaration(path).only(
+            "NLIOracle",
+            "input",
+            "separator",
+            "window",
+            "stride",
+            "threshold",
+            "contradiction_threshold",
+            "rules",
+        )
+        self.input = input or declared.input or "pair"
+        if self.input not in ("pair", "single"):
+            raise InvalidInputError(f"input must be 'pair' or 'single', got {self.input!r}")
+        self.window = window if window is not None else declared.window
+        self.stride = stride if stride is not None else declared.stride
+        for name, value in (("window", self.window), ("stride", self.stride)):
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise InvalidInputError(f"{name} must be a positive int, got {value!r}")
+        trust = trust_remote_code is True  # checked above: only ever an explicit True
         try:
             import torch
             from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -136,9 +164,11 @@ class NLIOracle:
         bars = hf_logging.is_progress_bar_enabled()
         hf_logging.disable_progress_bar()  # a local load needs no progress bar on stderr
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+            self.tokenizer = AutoTokenizer.from_pretrained(
+                str(path), local_files_only=True, trust_remote_code=trust
+            )
             self.model = AutoModelForSequenceClassification.from_pretrained(
-                str(path), local_files_only=True
+                str(path), local_files_only=True, trust_remote_code=trust
             )
         except OSError as exc:
             where = str(model or path)
@@ -175,10 +205,23 @@ class NLIOracle:
         self.overlap = on_gpu if overlap is None else bool(overlap)
         self.name = "ene-nli-mini" if model is None else str(model)
         self.revision = getattr(config, "_commit_hash", None) or _fingerprint(path)
-        threshold = getattr(config, "ene_threshold", None)
+        threshold = declared.threshold
+        if threshold is None:
+            threshold = getattr(config, "ene_threshold", None)
         self.default_threshold = float(threshold) if threshold is not None else None
-        contra = getattr(config, "ene_contradiction_threshold", None)
+        contra = declared.contradiction_threshold
+        if contra is None:
+            contra = getattr(config, "ene_contradiction_threshold", None)
         self.default_contradiction_threshold = float(contra) if contra is not None else None
+        # the engine's rules: the embedded model's, else none unless ene_verifier.json says
+        embedded = isinstance(path, Path) and path.resolve() == DEFAULT_MODEL_DIR.resolve()
+        self.rules = (
+            declared.rules
+            if declared.rules is not None
+            else (EMBEDDED_RULES if embedded else frozenset())
+        )
+        sep = getattr(self.tokenizer, "sep_token", None)
+        self.separator = separator or declared.separator or (f" {sep} " if sep else " ")
         self._lock = threading.Lock()
         self.padding = {"pairs": 0, "rows": 0, "tokens": 0, "padded_tokens": 0}
         self.oom_splits = 0
@@ -215,7 +258,65 @@ class NLIOracle:
         """
         if not pairs:
             return []
+        if self.input == "single" or self.window is not None:
+            return self._score_read(pairs, on_scored)
         encoded = self.encoder.encode([p for p, _ in pairs], [h for _, h in pairs])
+        return self._score_encoded(encoded, on_scored)
+
+    def _score_read(
+        self,
+        pairs: Sequence[tuple[Sequence[str], str]],
+        on_scored: Callable[[list[int], list[Scores]], None] | None,
+    ) -> list[Scores]:
+        """Score pairs the way the model declares it reads them: one string (document,
+        separator, claim) and / or the premise in windows, the most entailing window counting
+        (:mod:`~ene_core.verifiers.windows`); a premise cut to fit is marked truncated."""
+        single = self.input == "single"
+        owners: list[int] = []
+        premises: list[str] = []
+        claims: list[str] = []
+        cut: set[int] = set()
+        for i, (pieces, claim) in enumerate(pairs):
+            texts, truncated = premise_windows(
+                self.tokenizer,
+                "".join(pieces),
+                claim,
+                max_length=self.max_length,
+                separator=self.separator if single else None,
+                window=self.window,
+                stride=self.stride,
+            )
+            if truncated:
+                cut.add(i)
+            owners += [i] * len(texts)
+            premises += texts
+            claims += [claim] * len(texts)
+        if single:
+            rows = [
+                self.tokenizer(single_text(p, h, self.separator))["input_ids"]
+                for p, h in zip(premises, claims, strict=True)
+            ]
+            long = [r for r, row in enumerate(rows) if len(row) > self.max_length]
+            encoded = Encoded([row[: self.max_length] for row in rows], None, long)
+        else:
+            encoded = self.encoder.encode([(p,) for p in premises], claims)
+        read = self._score_encoded(encoded, None)
+        windows: list[list[Scores]] = [[] for _ in pairs]
+        for i, score in zip(owners, read, strict=True):
+            windows[i].append(score)
+        out = [aggregate(w) for w in windows]
+        out = [Scores(s.entail, s.contra, True) if i in cut else s for i, s in enumerate(out)]
+        if on_scored is not None:
+            on_scored(list(range(len(pairs))), out)
+        return out
+
+    def _score_encoded(
+        self,
+        encoded: Encoded,
+        on_scored: Callable[[list[int], list[Scores]], None] | None,
+    ) -> list[Scores]:
+        """The scores of encoded pairs (:meth:`score_parts` after its encoding)."""
+        pairs = encoded.ids
         ids, types = encoded.ids, encoded.types
         lengths = [len(row) for row in ids]
         truncated = set(encoded.truncated)
