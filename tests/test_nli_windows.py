@@ -102,3 +102,19 @@ def test_a_model_with_its_own_code_needs_the_flag(tmp_path: Path) -> None:
     path = make_tiny_custom_code_model(str(tmp_path / "custom"))
     with pytest.raises(RemoteCodeError, match="trust_remote_code=True"):
         NLIOracle(path)
+
+
+def test_the_cli_flags_reach_the_oracle(model: str, tmp_path: Path) -> None:
+    import argparse
+
+    from ene_core.cli import build_engine, engine_options, make_parser
+
+    argv = ["eval", "in.jsonl", "-o", "out.jsonl", "--model", model, "--nli-input", "single"]
+    argv += ["--nli-window", "48", "--nli-stride", "24"]
+    options = engine_options(make_parser().parse_args(argv))  # a Ray actor's or replica's
+    oracle = build_engine(argparse.Namespace(**options)).oracle
+    assert (oracle.input, oracle.window, oracle.stride) == ("single", 48, 24)
+    custom = make_tiny_custom_code_model(str(tmp_path / "custom"))
+    refused = make_parser().parse_args(["eval", "in.jsonl", "-o", "o.jsonl", "--model", custom])
+    with pytest.raises(RemoteCodeError, match="--trust-remote-code"):
+        build_engine(refused)

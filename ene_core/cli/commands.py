@@ -118,6 +118,19 @@ def _add_engine_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="run a model's own Python code (HHEM-style models need it; never without this flag)",
     )
+    nli = parser.add_argument_group("NLI verifier input (default: the model's ene_verifier.json)")
+    nli.add_argument(
+        "--nli-input",
+        choices=["pair", "single"],
+        help="'single': document, separator, claim as one string (grounding models)",
+    )
+    nli.add_argument(
+        "--nli-window",
+        type=int,
+        metavar="TOKENS",
+        help="read a long premise in windows of this many tokens; the most entailing counts",
+    )
+    nli.add_argument("--nli-stride", type=int, metavar="TOKENS", help="tokens between windows")
     seq2seq = parser.add_argument_group("seq2seq verifier (--oracle seq2seq)")
     seq2seq.add_argument(
         "--seq2seq-prompt", help="the prompt, with {premise} and {hypothesis} (default: Flan's)"

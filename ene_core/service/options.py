@@ -122,7 +122,13 @@ def _oracle(args: argparse.Namespace, kind: str, model: str | None) -> Any:
     from ..verifiers.nli import NLIOracle
 
     return NLIOracle(
-        model, device=getattr(args, "device", None), batch_size=getattr(args, "batch_size", None)
+        model,
+        device=device,
+        batch_size=getattr(args, "batch_size", None),
+        input=getattr(args, "nli_input", None),
+        window=getattr(args, "nli_window", None),
+        stride=getattr(args, "nli_stride", None),
+        trust_remote_code=trust,
     )
 
 
@@ -161,6 +167,9 @@ ENGINE_OPTIONS = (
     "trust_remote_code",
     "seq2seq_prompt",
     "seq2seq_answers",
+    "nli_input",
+    "nli_window",
+    "nli_stride",
 )
 # the flags that choose the verdicts: an ``ene serve`` service's own, so refused with --remote
 VERIFIER_OPTIONS = (
@@ -173,6 +182,8 @@ VERIFIER_OPTIONS = (
     "rules",
     "seq2seq_prompt",
     "seq2seq_answers",
+    "nli_input",
+    "nli_window",
 )
 
 
