@@ -27,6 +27,7 @@ from .declared import read_declaration
 from .nli import _fingerprint, _pick_device, _pick_dtype, _resolve, _round_up
 from .protocol import Scores
 from .remote_code import check_remote_code
+from .windows import token_offsets
 
 __all__ = ["DEFAULT_PROMPT", "Seq2SeqOracle"]
 
@@ -188,8 +189,7 @@ class Seq2SeqOracle:
             return ids, False
         fixed = len(ids) - self.count_tokens(premise)
         room = max(0, self.max_length - fixed - 1)  # a token to spare for merges at the cut
-        pieces = self.tokenizer(premise, add_special_tokens=False, return_offsets_mapping=True)
-        offsets = pieces["offset_mapping"]
+        offsets = token_offsets(self.tokenizer, premise)
         cut = premise[: offsets[room - 1][1]] if room else ""
         ids = self.tokenizer(self.prompt.format(premise=cut, hypothesis=hypothesis)).input_ids
         return ids[: self.max_length], True

@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..errors import InvalidInputError
 from .protocol import Scores
 
-__all__ = ["aggregate", "premise_windows", "single_text"]
+__all__ = ["aggregate", "premise_windows", "single_text", "token_offsets"]
 
 
 def single_text(premise: str, hypothesis: str, separator: str) -> str:
@@ -46,8 +47,7 @@ def premise_windows(
         claim += len(tokenizer(separator, add_special_tokens=False)["input_ids"])
     specials = tokenizer.num_special_tokens_to_add(pair=separator is None)
     room = max(1, max_length - specials - claim - 1)  # a token to spare for merges at a cut
-    pieces = tokenizer(premise, add_special_tokens=False, return_offsets_mapping=True)
-    offsets: list[tuple[int, int]] = pieces["offset_mapping"]
+    offsets = token_offsets(tokenizer, premise)
     n = len(offsets)
     size = room if window is None else max(1, min(window, room))
     if n <= size:
@@ -58,6 +58,18 @@ def premise_windows(
     starts = [*range(0, n - size, step), n - size]
     texts = [premise[offsets[s][0] : offsets[s + size - 1][1]] for s in dict.fromkeys(starts)]
     return texts, False
+
+
+def token_offsets(tokenizer: Any, text: str) -> list[tuple[int, int]]:
+    """Where each of ``text``'s tokens lies in it (a fast tokenizer's offsets)."""
+    try:
+        pieces = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    except NotImplementedError:  # a slow (Python) tokenizer has no offsets
+        raise InvalidInputError(
+            "cutting a premise at a token, or reading it in windows, needs the model's fast "
+            "tokenizer (tokenizer.json): convert the tokenizer, or shorten the premises"
+        ) from None
+    return [tuple(o) for o in pieces["offset_mapping"]]
 
 
 def aggregate(windows: Sequence[Scores]) -> Scores:
