@@ -160,7 +160,10 @@ def test_labels_from_an_eng(keyword_engine) -> None:
 
 
 def test_train_filter_command_from_engs(keyword_engine, tmp_path: Path, capsys) -> None:
-    from ene_core.filtering.cli import main
+    from ene_core.cli import main as ene
+
+    def main(argv: list[str]) -> int:  # ene train-filter ...
+        return ene(["train-filter", *argv])
 
     contexts = [
         "The city museum opens at 9 am and closes at 6 pm.",
@@ -185,4 +188,5 @@ def test_train_filter_command_from_engs(keyword_engine, tmp_path: Path, capsys) 
     assert settings.num_layers == 1 and settings.combine is not None
     assert json.loads((out / "split.json").read_text())["held_out_groups"]
     assert len(ChunkFilter(out).keep("When does the museum open?", contexts)) >= 1
-    assert main([str(tmp_path / "missing.jsonl"), "--out", str(out)]) == 2
+    assert main([str(tmp_path / "missing.jsonl"), "--out", str(out)]) == 1  # an input error
+    assert "missing.jsonl: no such file" in capsys.readouterr().err

@@ -685,6 +685,21 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# -- train-filter ---------------------------------------------------------------------------------
+def _add_train_filter(sub: Any) -> None:
+    from ..filtering import cli as train_filter
+
+    p = sub.add_parser(
+        "train-filter",
+        help=train_filter.HELP,
+        description="Train a chunk filter (ene_core.ChunkFilter) from logged ENGs: a chunk is "
+        "needed when a supported claim's minimal sufficient or supporting set holds it; a "
+        "held-out split, checkpoints and the calibrated threshold are written with the model.",
+    )
+    train_filter.add_arguments(p)
+    p.set_defaults(func=train_filter.run)
+
+
 # -- the parser and main --------------------------------------------------------------------------
 SUBCOMMANDS = (
     _add_eval,
@@ -694,6 +709,7 @@ SUBCOMMANDS = (
     _add_schema,
     _add_serve,
     _add_calibrate,
+    _add_train_filter,
 )
 
 

@@ -1,8 +1,7 @@
 """``ene train-filter ENGS.jsonl --out DIR``: train a chunk filter from logged ENGs.
 
-Until the subcommand is wired into ``ene`` (``add_arguments`` and ``run`` below are what
-``ene_core/cli/commands.py`` needs), the same command runs as
-``python -m ene_core.filtering.cli ENGS.jsonl --out DIR``.
+``ene_core/cli/commands.py`` registers the subcommand with :func:`add_arguments` and :func:`run`;
+``python -m ene_core.filtering.cli ENGS.jsonl --out DIR`` runs the same command.
 """
 
 from __future__ import annotations
