@@ -681,6 +681,6 @@ def test_a_one_word_answer_is_checked_as_the_answer_to_the_question(index, keywo
     eng = handler.result(response, timeout=0).eng
     assert eng is not None and eng.question == question
     (claim,) = eng.claims
-    assert claim.text == "Paris" and claim.hypothesis == "Paris is the capital of France."
+    assert claim.text == "Paris" and claim.hypothesis == "The capital of France is Paris."
     assert claim.status == "supported"
     assert [eng.contexts[i].text for i in claim.necessary] == [DOCS[0]]

@@ -227,7 +227,7 @@ def test_a_short_answer_shows_what_the_verifier_read(
     assert claim["ene.claim.status"] == "supported" and claim["ene.claim.read_as_answer"] is True
     assert "ene.claim.hypothesis" not in claim and "capital" not in " ".join(all_strings(hidden))
     (claim,) = [e.attributes for e in shown.events if e.name == CLAIM_EVENT]
-    assert claim["ene.claim.hypothesis"] == "Paris is the capital of France."
+    assert claim["ene.claim.hypothesis"] == "The capital of France is Paris."
 
 
 # -- placement ---------------------------------------------------------------------------------
