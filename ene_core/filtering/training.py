@@ -268,7 +268,7 @@ def _batches(pairs: Sequence[Pair], batch_size: int, rng: random.Random) -> list
     order = list(range(len(pairs)))
     rng.shuffle(order)
     chunks = [order[i : i + batch_size * 20] for i in range(0, len(order), batch_size * 20)]
-    batches = []
+    batches: list[list[int]] = []
     for chunk in chunks:
         chunk.sort(key=lambda i: len(pairs[i].question) + len(pairs[i].text))
         batches.extend(chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size))

@@ -348,7 +348,7 @@ def _sums(kind: str, stated: Sequence[Amount]) -> set[Fraction]:
 
 def _gaps(stated: Sequence[Amount]) -> set[Fraction]:
     """The durations between two of the years (or dates' years) of ``stated``, in days."""
-    years = sorted({_year(q) for q in stated} - {None})  # type: ignore[type-var]
+    years = sorted({year for q in stated if (year := _year(q)) is not None})
     return {(b - a) * YEAR_DAYS for i, a in enumerate(years) for b in years[i + 1 :]}
 
 

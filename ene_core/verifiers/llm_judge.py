@@ -180,7 +180,9 @@ class LLMJudge:
         data = self._post(messages)
         self._count("requests")
         scores = self._read(data)
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        usage = data.get("usage")
+        if not isinstance(usage, dict):
+            usage = {}
         tokens = usage.get("total_tokens")
         if not isinstance(tokens, int):
             parts = (usage.get("prompt_tokens"), usage.get("completion_tokens"))
