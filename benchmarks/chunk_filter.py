@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import statistics
 import sys
 import time
@@ -41,6 +40,10 @@ sys.path.insert(0, str(ROOT))
 
 from ene_core.filtering.model import ChunkFilter, select  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "scripts"))
+# the same words as the training data's builder: distractors are chosen the same way
+from build_filter_data import WORD, content_words  # noqa: E402
+
 DATA = ROOT / "benchmarks" / "data"
 HOTPOT = ROOT.parent / "shared" / "data" / "hotpotqa" / "hotpot_dev_distractor_first100.json"
 NECESSITY_GROUPS = {
@@ -48,109 +51,11 @@ NECESSITY_GROUPS = {
     "dev": ("necessity_fresh4",),
     "held-out": ("necessity_fresh5", "necessity_fresh6", "necessity_test"),
 }
-STOP = set(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "in",
-        "on",
-        "at",
-        "to",
-        "for",
-        "from",
-        "by",
-        "with",
-        "and",
-        "or",
-        "but",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "when",
-        "where",
-        "why",
-        "how",
-        "that",
-        "this",
-        "these",
-        "those",
-        "it",
-        "its",
-        "as",
-        "do",
-        "does",
-        "did",
-        "has",
-        "have",
-        "had",
-        "not",
-        "no",
-        "yes",
-        "than",
-        "then",
-        "there",
-        "their",
-        "they",
-        "he",
-        "she",
-        "his",
-        "her",
-        "him",
-        "i",
-        "you",
-        "your",
-        "we",
-        "our",
-        "can",
-        "could",
-        "will",
-        "would",
-        "should",
-        "may",
-        "might",
-        "also",
-        "into",
-        "about",
-        "over",
-        "after",
-        "before",
-        "during",
-        "between",
-        "both",
-        "same",
-        "other",
-        "such",
-        "more",
-        "most",
-        "many",
-        "much",
-        "one",
-        "two",
-        "first",
-    ]
-)
-WORD = re.compile(r"[a-z0-9]+")
-
 Request = dict  # {"question": str, "chunks": [str], "needed": set[int]}
 
 
 def words(text: str) -> list[str]:
     return WORD.findall(text.lower())
-
-
-def content_words(text: str) -> set[str]:
-    return {w for w in words(text) if w not in STOP and len(w) > 1}
 
 
 def hotpot_requests(indices: range) -> tuple[list[Request], list[Request]]:
