@@ -35,7 +35,9 @@ from .text.normalise import MAX_DEPTH, decode_json, json_problem
 #       RunStats.unchecked_sentences (older ENGs load with them None / 0); the rules that applied,
 #       one flag each (Verifier.check_arithmetic / masking / polarity / scope / culprits beside
 #       check_amounts / check_bindings; older ENGs load with them None)
-SCHEMA_VERSION = "1.12"
+# 1.13: chunks a filter dropped before generation (ENG.filtered_contexts / chunk_filter,
+#       Counts.contexts_filtered / tokens_filtered; older ENGs load with them empty / None / 0)
+SCHEMA_VERSION = "1.13"
 
 Status = Literal["supported", "contradicted", "unsupported"]
 Classification = Literal["unsupported", "contradicted", "fragile", "joint", "robust"]
@@ -233,6 +235,44 @@ class ContextNode(_Model):
     )
 
 
+class FilteredContext(_Model):
+    """A retrieved chunk a chunk filter dropped before generation: the answering model never
+    read it, so it is not one of the ENG's contexts (nor unused, nor evaluated)."""
+
+    index: int = Field(description="Its position in the input of the filter call that dropped it.")
+    call: int = Field(
+        default=0, description="Which of the request's filter calls dropped it (0: the first)."
+    )
+    id: str | None = Field(default=None, description="Its id, when the filter's input had one.")
+    text: str
+    score: float | None = Field(
+        default=None, description="The filter's score of it (how likely the answer needs it)."
+    )
+
+
+class ChunkFilterRecord(_Model):
+    """What the chunk filter(s) of a request did before generation (all its calls together)."""
+
+    model: str | None = None
+    revision: str | None = None
+    threshold: float | None = Field(default=None, description="The last call's keep threshold.")
+    calls: int = Field(default=1, description="Filter calls recorded for the request.")
+    chunks: int = Field(description="Chunks the filter was given.")
+    kept: int = Field(description="Chunks it kept (what the answering model could read).")
+    dropped: int = Field(description="Chunks it dropped.")
+    tokens_kept: int = Field(default=0, description="The kept chunks' tokens (filter tokenizer).")
+    tokens_saved: int = Field(
+        default=0, description="The dropped chunks' tokens: what the generator did not read."
+    )
+    errors: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Why a call kept every chunk (the filter failed open), or why its record could not "
+            "be read."
+        ),
+    )
+
+
 class Verifier(_Model):
     model: str
     revision: str | None = None
@@ -270,6 +310,19 @@ class Counts(_Model):
     contexts_unused: int
     tokens_kept: int
     tokens_saved: int
+    contexts_filtered: int = Field(
+        default=0,
+        description=(
+            "Chunks a filter dropped before generation (filtered_contexts). Added in 1.13."
+        ),
+    )
+    tokens_filtered: int = Field(
+        default=0,
+        description=(
+            "The tokens of the chunks a filter dropped before generation (the filter's "
+            "tokenizer): the generator never read them. Added in 1.13."
+        ),
+    )
 
 
 class RunStats(_Model):
@@ -365,6 +418,19 @@ class EvidenceNecessityGraph(_Model):
     counts: Counts
     stats: RunStats
     warnings: list[str] = Field(default_factory=list)
+    filtered_contexts: list[FilteredContext] = Field(
+        default_factory=list,
+        description=(
+            "Chunks a filter dropped before generation: the answering model never saw them, so "
+            "they are not contexts, never unused and never evaluated. Added in schema 1.13."
+        ),
+    )
+    chunk_filter: ChunkFilterRecord | None = Field(
+        default=None,
+        description=(
+            "What the chunk filter did before generation (null when none ran). Added in 1.13."
+        ),
+    )
 
     # -- views -----------------------------------------------------------------------------
     @property

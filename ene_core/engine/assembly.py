@@ -9,13 +9,22 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..graph import Claim, ContextNode, Counts, EvidenceNecessityGraph, RunStats, Verifier
+from ..graph import (
+    ChunkFilterRecord,
+    Claim,
+    ContextNode,
+    Counts,
+    EvidenceNecessityGraph,
+    FilteredContext,
+    RunStats,
+    Verifier,
+)
 from ..text.citations import answer_scores, out_of_range
 from ..text.claims import Segment
 from ..verifiers.profile import VerifierProfile
 from ..verifiers.protocol import RULES, Scores, SupportOracle, Verdict
 from .premise import PremisePacker
-from .request import Request
+from .request import Request, filter_record
 from .scoring import _Tally
 
 
@@ -123,6 +132,7 @@ class GraphAssembly:
             ],
             citing is not None,
         )
+        chunk_filter, filtered = filter_record(request.filtered, request.contexts)
         warnings = _warnings(request, segments)
         if citing is not None:
             warnings += out_of_range(segments, base_number, n)
@@ -145,7 +155,7 @@ class GraphAssembly:
                 **{f"check_{name}": name in self.rules for name in RULES},
                 profile=self.profile.record() if self.profile is not None else None,
             ),
-            counts=_counts(claims, contexts),
+            counts=_counts(claims, contexts, filtered, chunk_filter),
             stats=RunStats(
                 oracle_checks=tally.checks,
                 forward_pairs=tally.forward,
@@ -159,6 +169,8 @@ class GraphAssembly:
                 compute_ms=round((tally.compute + now - tally.step_started) * 1000, 3),
             ),
             warnings=warnings,
+            filtered_contexts=filtered,
+            chunk_filter=chunk_filter,
         )
 
     def _claim(
@@ -247,7 +259,12 @@ def _classify(status: str, necessary: list[int]) -> Any:
     return {0: "robust", 1: "fragile"}.get(len(necessary), "joint")
 
 
-def _counts(claims: list[Claim], contexts: list[ContextNode]) -> Counts:
+def _counts(
+    claims: list[Claim],
+    contexts: list[ContextNode],
+    filtered: list[FilteredContext],
+    chunk_filter: ChunkFilterRecord | None,
+) -> Counts:
     checkable = [c for c in claims if c.checkable]
 
     def count(attr: str, value: str) -> int:
@@ -268,6 +285,8 @@ def _counts(claims: list[Claim], contexts: list[ContextNode]) -> Counts:
         contexts_unused=len(contexts) - len(used),
         tokens_kept=sum(c.tokens for c in used),
         tokens_saved=sum(c.tokens for c in contexts if not c.used),
+        contexts_filtered=len(filtered),
+        tokens_filtered=chunk_filter.tokens_saved if chunk_filter is not None else 0,
     )
 
 

@@ -65,6 +65,7 @@ class Engine(Protocol):
         question: str | None = None,
         *,
         id: str | None = None,
+        filtered: Iterable[Any] | None = None,
     ) -> EvidenceNecessityGraph: ...
 
     def evaluate_many(
@@ -79,6 +80,7 @@ class Engine(Protocol):
         *,
         id: str | None = None,
         block: bool | None = None,
+        filtered: Iterable[Any] | None = None,
     ) -> Future[EvidenceNecessityGraph]: ...
 
     async def aevaluate(
@@ -88,6 +90,7 @@ class Engine(Protocol):
         question: str | None = None,
         *,
         id: str | None = None,
+        filtered: Iterable[Any] | None = None,
     ) -> EvidenceNecessityGraph: ...
 
     def close(self) -> None: ...
@@ -226,9 +229,11 @@ class NecessityEngine(PlanRounds, PlanDriver):
         question: str | None = None,
         *,
         id: str | None = None,
+        filtered: Iterable[Any] | None = None,
     ) -> EvidenceNecessityGraph:
-        """Evaluate one answer in the calling thread."""
-        outcome = self._run([Request.build(answer, contexts, question, id)])[0]
+        """Evaluate one answer in the calling thread; ``filtered``: the chunk filter calls before
+        generation (:func:`~ene_core.engine.request.filter_call`), listed in the ENG."""
+        outcome = self._run([Request.build(answer, contexts, question, id, filtered)])[0]
         if isinstance(outcome, BaseException):
             raise outcome
         return outcome
@@ -260,6 +265,7 @@ class NecessityEngine(PlanRounds, PlanDriver):
         *,
         id: str | None = None,
         block: bool | None = None,
+        filtered: Iterable[Any] | None = None,
     ) -> Future[EvidenceNecessityGraph]:
         """Hand a request to the shared worker; it is micro-batched with concurrent callers.
 
@@ -267,7 +273,7 @@ class NecessityEngine(PlanRounds, PlanDriver):
         ``EngineOverloadedError`` at once instead of following the engine's overflow policy.
         """
         try:
-            request = Request.build(answer, contexts, question, id)
+            request = Request.build(answer, contexts, question, id, filtered)
         except InvalidInputError as exc:
             failed: Future[EvidenceNecessityGraph] = Future()
             failed.set_exception(exc)
@@ -281,12 +287,15 @@ class NecessityEngine(PlanRounds, PlanDriver):
         question: str | None = None,
         *,
         id: str | None = None,
+        filtered: Iterable[Any] | None = None,
     ) -> EvidenceNecessityGraph:
         """Like ``evaluate`` without blocking the event loop (goes through the shared worker)."""
         if self._batcher.overflow == "block":
-            future = await asyncio.to_thread(self.submit, answer, contexts, question, id=id)
+            future = await asyncio.to_thread(
+                self.submit, answer, contexts, question, id=id, filtered=filtered
+            )
         else:
-            future = self.submit(answer, contexts, question, id=id)
+            future = self.submit(answer, contexts, question, id=id, filtered=filtered)
         return await asyncio.wrap_future(future)
 
     def stream(

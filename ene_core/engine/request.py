@@ -5,12 +5,15 @@ and ``ene serve`` request bodies."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import EneError, InvalidInputError
+from ..graph import ChunkFilterRecord, FilteredContext
 from ..text.claims import Segment
 from ..text.contexts import Context, to_contexts
 from ..text.normalise import Normaliser, check_id, decode_json
@@ -19,20 +22,158 @@ REQUIRED_FIELDS = ("answer", "contexts")
 
 
 @dataclass(frozen=True)
+class FilterCall:
+    """One chunk filter call before generation, checked (:func:`filter_call`): how many chunks
+    it was given and kept, the chunks it dropped, its tokens, model and error."""
+
+    chunks: int
+    kept: int
+    dropped: tuple[FilteredContext, ...] = ()
+    tokens_kept: int = 0
+    tokens_saved: int = 0
+    threshold: float | None = None
+    model: str | None = None
+    revision: str | None = None
+    error: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """The call as the JSON form's ``filtered`` entries write it (:func:`filter_call`)."""
+        return {
+            "chunks": self.chunks,
+            "kept": self.kept,
+            "dropped": [d.model_dump(exclude={"call"}) for d in self.dropped],
+            "tokens_kept": self.tokens_kept,
+            "tokens_saved": self.tokens_saved,
+            "threshold": self.threshold,
+            "model": self.model,
+            "revision": self.revision,
+            "error": self.error,
+        }
+
+
+def filter_call(payload: Any) -> FilterCall:
+    """One chunk filter call from its record: the LangChain ``"ene_chunk_filter"`` event's data,
+    a LlamaIndex ``ChunkFilterEvent`` as a mapping, or a ``filtered`` entry of the JSON form:
+    ``{"chunks": int, "kept": int or [indices], "dropped": [{"index", "text", "score", "id"
+    (or "node_id")}], "tokens_kept", "tokens_saved", "threshold", "model", "revision",
+    "error"}`` (only ``dropped`` is required). :class:`InvalidInputError` saying what is wrong."""
+    if isinstance(payload, FilterCall):
+        return payload
+    if not isinstance(payload, Mapping):
+        raise InvalidInputError(f"a filter call is a mapping, got {type(payload).__name__}")
+    raw = payload.get("dropped")
+    if not isinstance(raw, (list, tuple)):
+        raise InvalidInputError("a filter call needs 'dropped': a list of the dropped chunks")
+    dropped = []
+    for n, item in enumerate(raw):
+        where = f"filter call: dropped chunk {n}"
+        if not isinstance(item, Mapping) or not isinstance(item.get("text"), str):
+            raise InvalidInputError(f"{where} needs a 'text' string")
+        ident = item.get("id", item.get("node_id"))
+        dropped.append(
+            FilteredContext(
+                index=_count(item.get("index", n), f"{where}: index"),
+                id=None if ident is None else str(ident),
+                text=item["text"],
+                score=_number(item.get("score"), f"{where}: score"),
+            )
+        )
+    kept = payload.get("kept", 0)
+    kept = len(kept) if isinstance(kept, (list, tuple)) else _count(kept, "filter call: kept")
+    chunks = _count(payload.get("chunks", kept + len(dropped)), "filter call: chunks")
+    if chunks < kept + len(dropped):
+        raise InvalidInputError(
+            f"filter call: {kept} kept and {len(dropped)} dropped of only {chunks} chunks"
+        )
+    error = payload.get("error")
+    return FilterCall(
+        chunks=chunks,
+        kept=kept,
+        dropped=tuple(dropped),
+        tokens_kept=_count(payload.get("tokens_kept", 0), "filter call: tokens_kept"),
+        tokens_saved=_count(payload.get("tokens_saved", 0), "filter call: tokens_saved"),
+        threshold=_number(payload.get("threshold"), "filter call: threshold"),
+        model=_optional_text(payload.get("model")),
+        revision=_optional_text(payload.get("revision")),
+        error=_optional_text(error),
+    )
+
+
+def filter_record(
+    calls: Sequence[FilterCall], contexts: Sequence[Context]
+) -> tuple[ChunkFilterRecord | None, list[FilteredContext]]:
+    """The ENG's ``chunk_filter`` and ``filtered_contexts`` of a request's filter calls: every
+    chunk they dropped, once (by text), but never one the model saw after all (a context)."""
+    if not calls:
+        return None, []
+    seen = {" ".join(c.text.split()) for c in contexts}
+    filtered = []
+    for k, call in enumerate(calls):
+        for chunk in call.dropped:
+            key = " ".join(chunk.text.split())
+            if key not in seen:
+                seen.add(key)
+                filtered.append(chunk.model_copy(update={"call": k}))
+    named = [c for c in calls if c.model is not None]
+    thresholds = [c.threshold for c in calls if c.threshold is not None]
+    record = ChunkFilterRecord(
+        model=named[-1].model if named else None,
+        revision=named[-1].revision if named else None,
+        threshold=thresholds[-1] if thresholds else None,
+        calls=len(calls),
+        chunks=sum(c.chunks for c in calls),
+        kept=sum(c.kept for c in calls),
+        dropped=sum(len(c.dropped) for c in calls),
+        tokens_kept=sum(c.tokens_kept for c in calls),
+        tokens_saved=sum(c.tokens_saved for c in calls),
+        errors=[c.error for c in calls if c.error],
+    )
+    return record, filtered
+
+
+def _count(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidInputError(f"{where} must be a non-negative integer, got {value!r}")
+    return value
+
+
+def _number(value: Any, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidInputError(f"{where} must be a finite number or null, got {value!r}")
+    return float(value)
+
+
+def _optional_text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+@dataclass(frozen=True)
 class Request:
-    """One evaluation: an answer, its contexts and (optionally) the question."""
+    """One evaluation: an answer, its contexts and (optionally) the question; ``filtered``: the
+    chunk filter calls that ran before generation (their dropped chunks are not contexts)."""
 
     answer: str
     contexts: tuple[Context, ...]
     question: str | None = None
     id: str | None = None
     warnings: tuple[str, ...] = ()  # what the normalisation changed; the ENG carries them
+    filtered: tuple[FilterCall, ...] = ()
 
     @classmethod
     def build(
-        cls, answer: Any, contexts: Iterable[Any] | None, question: Any = None, id: Any = None
+        cls,
+        answer: Any,
+        contexts: Iterable[Any] | None,
+        question: Any = None,
+        id: Any = None,
+        filtered: Iterable[Any] | None = None,
     ) -> Request:
-        """Check the types strictly and normalise every text (:mod:`ene_core.text.normalise`)."""
+        """Check the types strictly and normalise every text (:mod:`ene_core.text.normalise`).
+
+        ``filtered``: records of the chunk filter calls before generation (see
+        :func:`filter_call`); their dropped chunks go to the ENG's ``filtered_contexts``."""
         if not isinstance(answer, str):
             raise InvalidInputError(f"answer must be a str, got {type(answer).__name__}")
         if question is not None and not isinstance(question, str):
@@ -53,7 +194,8 @@ class Request:
             )
             for i, c in enumerate(given)
         )
-        return cls(answer, chunks, question, ident, tuple(norm.warnings()))
+        calls = _filter_calls(filtered, norm)
+        return cls(answer, chunks, question, ident, tuple(norm.warnings()), calls)
 
     @classmethod
     def from_mapping(cls, item: Mapping[str, Any] | Request) -> Request:
@@ -61,7 +203,38 @@ class Request:
             return item
         if not isinstance(item, Mapping) or "answer" not in item:
             raise InvalidInputError("each request needs an 'answer' (and usually 'contexts')")
-        return cls.build(item["answer"], item.get("contexts"), item.get("question"), item.get("id"))
+        return cls.build(
+            item["answer"],
+            item.get("contexts"),
+            item.get("question"),
+            item.get("id"),
+            item.get("filtered"),
+        )
+
+
+def _filter_calls(filtered: Iterable[Any] | None, norm: Normaliser) -> tuple[FilterCall, ...]:
+    """The checked filter calls, their dropped chunks' texts and ids normalised."""
+    if filtered is None:
+        return ()
+    if isinstance(filtered, (str, bytes, Mapping)) or not isinstance(filtered, Iterable):
+        raise InvalidInputError(
+            f"filtered must be a list of filter calls, got {type(filtered).__name__}"
+        )
+    calls = []
+    for k, given in enumerate(filtered):
+        call = filter_call(given)
+        dropped = tuple(
+            d.model_copy(
+                update={
+                    "text": norm.text(d.text, f"filter call {k} chunk {d.index}"),
+                    "id": None if d.id is None else norm.text(d.id, f"filter call {k} id"),
+                }
+            )
+            for d in call.dropped
+        )
+        error = None if call.error is None else norm.text(call.error, f"filter call {k} error")
+        calls.append(dataclasses.replace(call, dropped=dropped, error=error))
+    return tuple(calls)
 
 
 @dataclass(frozen=True)

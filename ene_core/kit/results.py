@@ -151,14 +151,21 @@ class NecessityDispatcher:
         *,
         trace: Any = None,
         metadata: Any = None,
+        filtered: list[Any] | None = None,
     ) -> NecessityResult | None:
-        """Evaluate one request. Returns the result in inline mode, ``None`` in background mode."""
+        """Evaluate one request. Returns the result in inline mode, ``None`` in background mode.
+
+        ``filtered``: the chunk filter calls before generation (the ENG lists their dropped
+        chunks); passed to the engine only when there are some."""
         started = time.time_ns()
         self._waiters.setdefault(request_id, threading.Event)
         try:
             # Background mode must never wait on a full queue: the caller may be an event loop.
             block = None if self.mode == "inline" else False
-            future = self.engine.submit(answer, contexts, question, id=request_id, block=block)
+            extra = {"filtered": filtered} if filtered else {}
+            future = self.engine.submit(
+                answer, contexts, question, id=request_id, block=block, **extra
+            )
         except Exception as exc:
             return self._finish(request_id, None, exc, started, trace, metadata)
         if self.mode == "background":

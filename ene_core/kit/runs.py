@@ -13,6 +13,7 @@ Events (thread-safe, never raise on odd input, bounded memory per run)::
     rec.root_input(value)                       # the root run's input
     rec.documents(docs, origin=retriever_run)   # retrieved documents, tool artifacts, node outputs
     rec.documents(docs, origin=step, tagged=True)  # "this is the context the model saw" override
+    rec.chunk_filter(record)                    # a chunk filter call before generation
     rec.model_start(call_id, messages_or_prompt) # a model call's input (list[Message] or str)
     rec.model_end(call_id, output_text)         # its output text (None: the call failed)
     decision = rec.decide(output)               # the root's output; or error=exc / stopped=True
@@ -35,6 +36,9 @@ Rules of :meth:`RunRecorder.decide`:
   and in tool messages' ``documents`` (artifacts of earlier turns still in the history).
 * **question** = the root input if it is a string, the last user message of its messages, or
   its ``question`` / ``input`` / ``query`` field; else the answering call's last user message.
+* **filtered** = the chunk filter calls recorded before the answering call started (all of them
+  when no call is known): the ENG lists the chunks they dropped as filtered before generation,
+  never as unused. A record that cannot be read is logged and kept as the call's error.
 
 ``stopped=True`` (a stream closed by its consumer, a cancelled task): the latest finished call's
 output is the answer. A run that ends without an answer while a model call is still running is
@@ -43,6 +47,7 @@ an :class:`~ene_core.errors.IncompleteRequestError`.
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from collections import OrderedDict
@@ -50,6 +55,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.request import FilterCall, filter_call
 from ..errors import IncompleteRequestError
 from ..text.contexts import to_context
 
@@ -59,6 +65,7 @@ ANSWER_KEYS = ("answer", "output", "result", "generation", "response", "text", "
 QUESTION_KEYS = ("question", "input", "query")
 _WORD = re.compile(r"\w+")
 _NO_OUTPUT: Any = object()
+logger = logging.getLogger("ene")
 
 
 def normalise(text: str) -> str:
@@ -90,6 +97,7 @@ class RunDecision:
     contexts: list[Any] = field(default_factory=list)
     origins: list[tuple[Any, int]] = field(default_factory=list)  # (origin, position) per context
     context_source: str = "input"  # "input" (found in the model's input) or "tagged"
+    filtered: list[FilterCall] = field(default_factory=list)  # chunk filter calls before it
     skipped: str | None = None
     error: BaseException | None = None
 
@@ -112,6 +120,7 @@ class _Doc:
 class _Call:
     present: dict[str, int]  # document key -> first position in the input
     last_user: str | None
+    filters: int = 0  # chunk filter calls recorded before it started
     output: str | None = None
     done: bool = False
 
@@ -120,13 +129,15 @@ class RunRecorder:
     """Records one root run's events and decides what to evaluate (see the module docstring).
 
     ``max_documents`` caps the documents kept per run (later ones are ignored and counted in
-    ``dropped``); ``max_model_calls`` caps the model calls kept (the oldest go first).
+    ``dropped``); ``max_model_calls`` caps the model calls kept (the oldest go first), and the
+    chunk filter calls kept (later ones are ignored).
     """
 
     def __init__(self, *, max_documents: int = 512, max_model_calls: int = 128) -> None:
         self.max_documents = max_documents
         self.max_model_calls = max_model_calls
         self.dropped = 0
+        self._filters: list[FilterCall] = []
         self._docs: dict[str, _Doc] = {}
         self._tagged: dict[str, _Doc] = {}
         self._calls: OrderedDict[Hashable, _Call] = OrderedDict()
@@ -147,6 +158,21 @@ class RunRecorder:
         with self._lock:
             self._add(items, origin, self._tagged if tagged else self._docs)
 
+    def chunk_filter(self, record: Any) -> None:
+        """A chunk filter call before generation: its record (the LangChain
+        ``"ene_chunk_filter"`` event's data, a LlamaIndex ``ChunkFilterEvent`` as a mapping; see
+        :func:`~ene_core.engine.request.filter_call`). One that cannot be read is logged and
+        recorded as a call with that error, so the ENG says a filter ran and why it shows
+        nothing."""
+        try:
+            call = filter_call(record)
+        except Exception as exc:
+            logger.warning("ENE: unreadable chunk filter record (%s): %s", type(record), exc)
+            call = FilterCall(chunks=0, kept=0, error=f"unreadable chunk filter record: {exc}")
+        with self._lock:
+            if len(self._filters) < self.max_model_calls:
+                self._filters.append(call)
+
     def model_start(self, call_id: Hashable, inputs: Sequence[Message] | str) -> None:
         """A model call starts with ``inputs`` (its messages, or its prompt text)."""
         messages = [Message("user", inputs)] if isinstance(inputs, str) else list(inputs)
@@ -162,7 +188,7 @@ class RunRecorder:
                     if at >= 0:
                         present[doc.key] = at
             users = [m.text for m in messages if m.role == "user" and m.text]
-            self._calls[call_id] = _Call(present, users[-1] if users else None)
+            self._calls[call_id] = _Call(present, users[-1] if users else None, len(self._filters))
             while len(self._calls) > self.max_model_calls:
                 self._calls.popitem(last=False)
 
@@ -215,6 +241,7 @@ class RunRecorder:
                 contexts=[d.item for d in docs],
                 origins=[(d.origin, d.position) for d in docs],
                 context_source=source,
+                filtered=self._filters[: call.filters] if call else list(self._filters),
             )
 
     def candidate(self, call_id: Hashable = None) -> tuple[list[Any], str | None]:
@@ -380,6 +407,7 @@ def dispatch_decision(
                 decision.question,
                 trace=trace,
                 metadata=metadata,
+                filtered=decision.filtered or None,
             )
     except Exception as exc:  # the dispatcher never raises; this keeps waiters from hanging
         dispatcher.record_error(request_id, exc, trace=trace, metadata=metadata)

@@ -164,10 +164,11 @@ class RemoteEngine:
         question: str | None = None,
         *,
         id: str | None = None,
+        filtered: Iterable[Any] | None = None,
     ) -> EvidenceNecessityGraph:
         """Evaluate one answer on the service, in the calling thread."""
         self._check_open()
-        return self._evaluate_one(Request.build(answer, contexts, question, id))
+        return self._evaluate_one(Request.build(answer, contexts, question, id, filtered))
 
     def evaluate_many(
         self,
@@ -197,6 +198,7 @@ class RemoteEngine:
         *,
         id: str | None = None,
         block: bool | None = None,
+        filtered: Iterable[Any] | None = None,
     ) -> Future[EvidenceNecessityGraph]:
         """Queue a request for the worker threads; the future fails with a typed error.
 
@@ -205,7 +207,7 @@ class RemoteEngine:
         """
         future: Future[EvidenceNecessityGraph] = Future()
         try:
-            request = Request.build(answer, contexts, question, id)
+            request = Request.build(answer, contexts, question, id, filtered)
         except InvalidInputError as exc:
             future.set_exception(exc)
             return future
@@ -241,12 +243,15 @@ class RemoteEngine:
         question: str | None = None,
         *,
         id: str | None = None,
+        filtered: Iterable[Any] | None = None,
     ) -> EvidenceNecessityGraph:
         """Like ``evaluate`` without blocking the event loop (goes through the worker threads)."""
         if self.overflow == "block":
-            future = await asyncio.to_thread(self.submit, answer, contexts, question, id=id)
+            future = await asyncio.to_thread(
+                self.submit, answer, contexts, question, id=id, filtered=filtered
+            )
         else:
-            future = self.submit(answer, contexts, question, id=id)
+            future = self.submit(answer, contexts, question, id=id, filtered=filtered)
         return await asyncio.wrap_future(future)
 
     @property
@@ -366,7 +371,7 @@ class RemoteEngine:
 
 def _payload(request: Request) -> dict[str, Any]:
     """A request as ``ene eval`` line JSON; explicit context ids, so the ENG is the local one."""
-    return {
+    payload = {
         "answer": request.answer,
         "contexts": [
             {"text": c.text, "id": c.id, "metadata": c.metadata} for c in request.contexts
@@ -374,6 +379,9 @@ def _payload(request: Request) -> dict[str, Any]:
         "question": request.question,
         "id": request.id,
     }
+    if request.filtered:
+        payload["filtered"] = [call.as_json() for call in request.filtered]
+    return payload
 
 
 def _with_warnings(eng: EvidenceNecessityGraph, request: Request) -> EvidenceNecessityGraph:
