@@ -343,6 +343,10 @@ class NecessitySpanRecorder:
             if eng.citation_recall is not None and eng.citation_precision is not None:
                 out["ene.citation.recall"] = float(eng.citation_recall)
                 out["ene.citation.precision"] = float(eng.citation_precision)
+            if eng.chunk_filter is not None:  # a chunk filter ran before generation
+                out["ene.filter.dropped"] = eng.chunk_filter.dropped
+                out["ene.filter.kept"] = eng.chunk_filter.kept
+                out["ene.filter.tokens_saved"] = eng.chunk_filter.tokens_saved
         for i, evaluation in enumerate(evaluations):
             for field, value in evaluation.items():
                 if value is not None:

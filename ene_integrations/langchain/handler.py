@@ -28,6 +28,7 @@ from ene_core.kit.answer_streams import AnswerStreams, OnClaim, OnRetract
 from ene_core.kit.results import ExpiringDict, Mode
 from ene_core.kit.runs import RunDecision, RunRecorder, dispatch_decision
 
+from .filter import FILTER_EVENT
 from .translate import (
     _answer_text,
     _as_documents,
@@ -170,7 +171,7 @@ class NecessityCallbackHandler(BaseCallbackHandler):
 
     raise_error = False
     ignore_retry = True
-    ignore_custom_event = True
+    ignore_custom_event = False  # the chunk filter's "ene_chunk_filter" event
 
     def __init__(
         self,
@@ -496,6 +497,17 @@ class NecessityCallbackHandler(BaseCallbackHandler):
         if request is not None:
             request.recorder.model_end(run_id, None)
         self._failed(run_id, error)
+
+    @_guarded
+    def on_custom_event(self, name: str, data: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        """The chunk filter's decision (:data:`~ene_integrations.langchain.filter.FILTER_EVENT`,
+        dispatched under the retriever or step that filtered): recorded for the request that
+        run belongs to, whose answer follows it. Other custom events are ignored."""
+        if name != FILTER_EVENT:
+            return
+        request = self._lookup(run_id)
+        if request is not None:
+            request.recorder.chunk_filter(data)
 
 
 def _metadata(decision: RunDecision, request: _Request) -> dict[str, Any]:

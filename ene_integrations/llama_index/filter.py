@@ -39,6 +39,8 @@ class ChunkFilterEvent(BaseEvent):
     tokens_kept: int = 0
     tokens_saved: int = 0
     threshold: float = 0.0
+    model: str | None = None
+    revision: str | None = None
     error: str | None = None
 
     @classmethod
@@ -113,6 +115,8 @@ class ChunkFilterPostprocessor(BaseNodePostprocessor):
                     tokens_kept=decision.tokens_kept,
                     tokens_saved=decision.tokens_saved,
                     threshold=decision.threshold,
+                    model=decision.model,
+                    revision=decision.revision,
                     error=decision.error,
                 )
             )

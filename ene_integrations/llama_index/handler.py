@@ -56,6 +56,7 @@ from ene_core.kit.results import Mode
 from ene_core.kit.runs import normalise
 from ene_core.text.contexts import stable_id
 
+from .filter import ChunkFilterEvent
 from .streams import _as_async, _atap, _tap
 from .translate import (
     _agent_answer,
@@ -76,6 +77,7 @@ _ENGINES = (BaseQueryEngine, BaseChatEngine)
 _AGENTS = (BaseWorkflowAgent, AgentWorkflow)
 _RECORDED = ("agent", "workflow")  # units whose model calls and contexts a RunRecorder records
 _MAX_DEPTH = 256  # span-tree walks stop here (cycles cannot happen; this bounds bad data)
+_MAX_FILTER_CALLS = 64  # chunk filter records kept per engine call (later ones are ignored)
 
 
 class _Span(NamedTuple):
@@ -129,6 +131,7 @@ class _Unit:
     contexts: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     recorder: RunRecorder | None = None  # agents: tool outputs and model calls
     llm_spans: list[str] = dataclasses.field(default_factory=list)
+    filters: list[Any] = dataclasses.field(default_factory=list)  # chunk filter calls before it
 
 
 class NecessityHandler:
@@ -198,6 +201,11 @@ class NecessityHandler:
         )
         # Root span id -> node id -> (retriever span id, position, OTel span context).
         self._retrievals: ExpiringDict[str, dict[str, tuple[str, int, Any]]] = ExpiringDict(
+            ttl_s=ttl_s, max_size=max_results
+        )
+        # Engine (or root) span id -> the chunk filter records made under it, for the synthesis
+        # that follows. Evicted: when that span ends, or ttl.
+        self._filters: ExpiringDict[str, list[Any]] = ExpiringDict(
             ttl_s=ttl_s, max_size=max_results
         )
         # id(object) -> (weak ref, request id): results by the object the app got, which ENE
@@ -318,6 +326,8 @@ class NecessityHandler:
         if span.parent is None:
             self._retrievals.pop(id_)
             self._inner.pop(id_)
+        if span.parent is None or span.engine:
+            self._filters.pop(id_)
         if span.engine:
             request_id = self._outer.pop(id_)
             if request_id is not None and result is not None:
@@ -440,6 +450,8 @@ class NecessityHandler:
         recorder = RunRecorder()
         recorder.root_input(unit.question or "")
         recorder.documents(contexts, origin=unit.request_id, tagged=True)
+        for record in unit.filters:
+            recorder.chunk_filter(record)
         return recorder
 
     # -- verdicts while an answer streams ----------------------------------------------------------
@@ -475,6 +487,8 @@ class NecessityHandler:
             self._synthesized(event)
         elif isinstance(event, RetrievalEndEvent):
             self._retrieved(event)
+        elif isinstance(event, ChunkFilterEvent):
+            self._filtered(event)
         elif isinstance(event, LLMChatStartEvent):
             self._model_start(event.span_id, [_message(m) for m in event.messages])
         elif isinstance(event, LLMChatEndEvent):
@@ -513,6 +527,23 @@ class NecessityHandler:
         found = {n.node.node_id: (event.span_id, i, trace) for i, n in enumerate(event.nodes)}
         self._retrievals.setdefault(chain[-1][0], dict).update(found)
 
+    def _filtered(self, event: ChunkFilterEvent) -> None:
+        """A chunk filter call, for the answer that follows it: kept under the nearest engine
+        call above it (its synthesis takes it), else given to the agent or workflow running it,
+        else kept under the root span."""
+        record = event.model_dump(exclude={"timestamp", "tags"})
+        chain = list(self._ancestors(event.span_id))
+        key = next((span_id for span_id, span in chain if span.engine), None)
+        unit = self._agent_of(event.span_id) if key is None else None
+        if unit is not None and unit.recorder is not None:
+            unit.recorder.chunk_filter(record)
+            return
+        key = key or (chain[-1][0] if chain else None)
+        if key is not None:
+            records = self._filters.setdefault(key, list)
+            if len(records) < _MAX_FILTER_CALLS:
+                records.append(record)
+
     def _synthesized(self, event: SynthesizeEndEvent) -> None:
         request_id = event.span_id or f"synthesize-{uuid.uuid4()}"
         try:
@@ -528,6 +559,8 @@ class NecessityHandler:
             for span_id, span in chain:
                 if span.engine:
                     self._outer.put(span_id, request_id)
+            for span_id, _ in chain:  # the filter calls of its engine call (or its root)
+                unit.filters.extend(self._filters.pop(span_id) or ())
             found = self._retrievals.get(unit.root, {})
             trace = _llama_span_context(event.span_id) or _current_span_context()
             metadata = {
