@@ -88,9 +88,9 @@ class NLIOracle:
     guarantee). On a CPU a fixed shape is not enough: MKL picks a GEMM's micro-kernel (full or
     edge tile) and thread split by a row's place in the matrix, so a row's last digits can
     depend on its position in the group (on AVX2 code paths often, on AVX-512 for some shapes).
-    There every deterministic forward pass holds one pair (``batch_size`` and
-    ``max_batch_tokens`` then apply to ``deterministic=False`` only), so a pair's arithmetic
-    depends on that pair alone on any CPU. ``deterministic=False`` trades the guarantee for less
+    There every deterministic forward pass holds one pair at its exact length (``batch_size``,
+    ``max_batch_tokens`` and ``bucket_tokens`` then apply to ``deterministic=False`` only), so a
+    pair's arithmetic depends on that pair alone on any CPU. ``deterministic=False`` trades the guarantee for less
     padding: length-sorted groups padded to their longest pair, whose last digits can then
     depend on the neighbours.
 
@@ -407,16 +407,17 @@ class NLIOracle:
         """``(pair indices, padded length, rows)`` per forward pass.
 
         Deterministic: length buckets of ``bucket_tokens``, a fixed row count per bucket
-        (:meth:`_rows`), partial groups filled. Otherwise: length-sorted groups of ``batch_size``
+        (:meth:`_rows`), partial groups filled; on a CPU one pair per pass, unpadded. Otherwise: length-sorted groups of ``batch_size``
         padded to their longest pair.
         """
         if not self.deterministic:
             order = sorted(range(len(lengths)), key=lambda i: lengths[i])
             chunks = [order[s : s + self.batch_size] for s in range(0, len(order), self.batch_size)]
             return [(c, max(lengths[i] for i in c), len(c)) for c in chunks]
+        bucket = 1 if self.device.type == "cpu" else self.bucket_tokens  # a lone pair needs no pad
         buckets: dict[int, list[int]] = {}
         for i, n in enumerate(lengths):
-            buckets.setdefault(min(_round_up(n, self.bucket_tokens), self.max_length), []).append(i)
+            buckets.setdefault(min(_round_up(n, bucket), self.max_length), []).append(i)
         groups = []
         for length in sorted(buckets):
             rows = self._rows(length)
