@@ -104,6 +104,28 @@ def test_the_json_form_carries_the_filter_calls() -> None:
         filter_call({"chunks": 1, "kept": 1, "dropped": [{"text": "x"}]})
 
 
+def test_a_remote_engine_sends_the_filter_calls_in_the_json_form(keyword_engine) -> None:
+    httpx = pytest.importorskip("httpx")
+    import json
+
+    from ene_core.service.remote import RemoteEngine
+
+    bodies: list[Any] = []
+
+    def serve(request: Any) -> Any:  # what ene serve does with a body: its JSON form
+        bodies.append(json.loads(request.content))
+        return httpx.Response(200, text=keyword_engine.evaluate_many(bodies[-1:])[0].to_json())
+
+    transport = httpx.MockTransport(serve)
+    with RemoteEngine("http://ene", retries=0, transport=transport) as remote:
+        eng = remote.submit(TEXTS[1], [TEXTS[1]], QUESTION, filtered=[CALL]).result(timeout=10)
+        plain = remote.evaluate(TEXTS[1], [TEXTS[1]], QUESTION)
+    assert [f.text for f in eng.filtered_contexts] == [TEXTS[0], TEXTS[3]]
+    assert eng.chunk_filter.tokens_saved == 25 and eng.counts.contexts_filtered == 2
+    assert bodies[0]["filtered"][0]["dropped"][1]["id"] == "n3"
+    assert "filtered" not in bodies[1] and plain.chunk_filter is None
+
+
 def test_the_run_keeps_the_filter_calls_made_before_its_answering_call() -> None:
     recorder = RunRecorder()
     recorder.root_input(QUESTION)
