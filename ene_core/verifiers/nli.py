@@ -90,9 +90,9 @@ class NLIOracle:
     depend on its position in the group (on AVX2 code paths often, on AVX-512 for some shapes).
     There every deterministic forward pass holds one pair at its exact length (``batch_size``,
     ``max_batch_tokens`` and ``bucket_tokens`` then apply to ``deterministic=False`` only), so a
-    pair's arithmetic depends on that pair alone on any CPU. ``deterministic=False`` trades the guarantee for less
-    padding: length-sorted groups padded to their longest pair, whose last digits can then
-    depend on the neighbours.
+    pair's arithmetic depends on that pair alone on any CPU. ``deterministic=False`` trades the
+    guarantee for less padding: length-sorted groups padded to their longest pair, whose last
+    digits can then depend on the neighbours.
 
     Device: ``device=``, else the ``ENE_DEVICE`` environment variable, else CUDA when available.
     On CUDA the weights run in bfloat16 (float16 without bf16 support; ``dtype=`` overrides) with
@@ -407,8 +407,8 @@ class NLIOracle:
         """``(pair indices, padded length, rows)`` per forward pass.
 
         Deterministic: length buckets of ``bucket_tokens``, a fixed row count per bucket
-        (:meth:`_rows`), partial groups filled; on a CPU one pair per pass, unpadded. Otherwise: length-sorted groups of ``batch_size``
-        padded to their longest pair.
+        (:meth:`_rows`), partial groups filled; on a CPU one pair per pass, unpadded. Otherwise:
+        length-sorted groups of ``batch_size`` padded to their longest pair.
         """
         if not self.deterministic:
             order = sorted(range(len(lengths)), key=lambda i: lengths[i])
