@@ -1,6 +1,7 @@
 """The chunk filter before generation: needed chunks kept against tokens dropped (issue 55).
 
     python benchmarks/chunk_filter.py [--filter DIR] [--json OUT] [--threads N]
+    python benchmarks/chunk_filter.py --latency-only [--threads N]   # latency alone, quickly
 
 Sets (a chunk is *needed* when the answer's true claims need it):
 
@@ -28,12 +29,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import statistics
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -207,12 +210,45 @@ def calibrate_threshold(
     return best
 
 
+def measure_latency(chunk_filter: ChunkFilter, requests: Sequence[Request]) -> dict[str, Any]:
+    """``ChunkFilter.decide`` per question with its ten paragraphs, after five warm-up calls."""
+    import torch
+
+    for r in requests[:5]:
+        chunk_filter.decide(r["question"], r["chunks"])
+    timings = []
+    for r in requests:
+        started = time.perf_counter()
+        chunk_filter.decide(r["question"], r["chunks"])
+        timings.append((time.perf_counter() - started) * 1000)
+    timings.sort()
+    return {
+        "p50_ms": statistics.median(timings),
+        "p95_ms": timings[int(0.95 * (len(timings) - 1))],
+        "mean_ms": statistics.fmean(timings),
+        "threads": torch.get_num_threads(),
+        "chunks": 10,
+        "load_average_1min": os.getloadavg()[0],
+    }
+
+
+def print_latency(latency: dict[str, Any]) -> None:
+    print(
+        f"\nlatency per question, 10 chunks, {latency['threads']} threads: p50 "
+        f"{latency['p50_ms']:.1f} ms, p95 {latency['p95_ms']:.1f} ms "
+        f"(load average {latency['load_average_1min']:.1f})"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--filter", default=None, help="a filter directory (default: shipped)")
     parser.add_argument("--json", default=None)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--no-cosine", action="store_true")
+    parser.add_argument(
+        "--latency-only", action="store_true", help="only the latency on HotpotQA 60-99"
+    )
     args = parser.parse_args()
     import torch
 
@@ -221,6 +257,11 @@ def main() -> None:
     tokenizer = chunk_filter.tokenizer
     sets: dict[str, list[Request]] = {}
     dev_sets: dict[str, list[Request]] = {}
+    if args.latency_only:
+        if not HOTPOT.exists():
+            sys.exit(f"{HOTPOT} is absent: no latency set")
+        print_latency(measure_latency(chunk_filter, hotpot_requests(range(60, 100))[0]))
+        return
     if HOTPOT.exists():
         sets["hotpot-10"], sets["hotpot-iso"] = hotpot_requests(range(60, 100))
         dev_sets["hotpot-10 48-59"], dev_sets["hotpot-iso 48-59"] = hotpot_requests(range(48, 60))
@@ -297,24 +338,7 @@ def main() -> None:
             for t in [0.05, 0.1, 0.12, 0.14, 0.16, 0.18, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7]
         ]
 
-    latency = None
-    if "hotpot-10" in sets:
-        timings = []
-        requests = sets["hotpot-10"]
-        for r in requests[:5]:
-            chunk_filter.decide(r["question"], r["chunks"])
-        for r in requests:
-            started = time.perf_counter()
-            chunk_filter.decide(r["question"], r["chunks"])
-            timings.append((time.perf_counter() - started) * 1000)
-        timings.sort()
-        latency = {
-            "p50_ms": statistics.median(timings),
-            "p95_ms": timings[int(0.95 * (len(timings) - 1))],
-            "mean_ms": statistics.fmean(timings),
-            "threads": args.threads,
-            "chunks": 10,
-        }
+    latency = measure_latency(chunk_filter, sets["hotpot-10"]) if "hotpot-10" in sets else None
 
     print(
         f"filter {chunk_filter.path} revision {chunk_filter.revision} "
@@ -338,10 +362,7 @@ def main() -> None:
             )
         )
     if latency:
-        print(
-            f"\nlatency per question, 10 chunks, {args.threads} threads: p50 "
-            f"{latency['p50_ms']:.1f} ms, p95 {latency['p95_ms']:.1f} ms"
-        )
+        print_latency(latency)
     if args.json:
         Path(args.json).write_text(
             json.dumps(
