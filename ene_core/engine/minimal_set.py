@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from ..text.claims import Segment
 from ..verifiers.protocol import Scores, Verdict
 from .premise import EvidenceIndex
-from .scoring import Check
+from .scoring import Check, tagged
 
 
 class MinimalSet:
@@ -42,7 +42,9 @@ class MinimalSet:
 
         def failing(keep: list[int]) -> Generator[list[Check], list[Scores], list[int]]:
             claims = [segments[k].verifier_text for k in supported]
-            checks = [(index.premise(claim, set(keep)), claim) for claim in claims]
+            checks = tagged(
+                ("minimal set", [(index.premise(claim, set(keep)), claim) for claim in claims])
+            )
             scores = yield checks
             return [
                 k
@@ -63,7 +65,9 @@ class MinimalSet:
             if k in single:
                 alone = {i: single[k][i] for i in pool}
             else:
-                scores = yield [(index.premise(text, {i}), text) for i in pool]
+                scores = yield tagged(
+                    ("minimal set: chunk alone", [(index.premise(text, {i}), text) for i in pool])
+                )
                 alone = dict(zip(pool, scores, strict=True))
             best = max(pool, key=lambda i: (alone[i].entail, -i))
             kept.append(best)

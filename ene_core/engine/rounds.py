@@ -38,7 +38,7 @@ from .assembly import ClaimRounds, GraphAssembly
 from .minimal_set import MinimalSet
 from .premise import EvidenceIndex, Premise
 from .request import ClaimsRequest, Request
-from .scoring import Check, Plan, _Tally
+from .scoring import Check, Plan, _Tally, tagged
 
 #: the share of a claim's content words that a culprit's sentence must have (the culprits rule);
 #: chosen on the dev sets, where no right culprit fell under it (docs/engine.md, "Who contradicts")
@@ -158,7 +158,10 @@ class PlanRounds(MinimalSet, GraphAssembly):
 
         # Citations ride along: the cited set with the baseline, each cited chunk alone and
         # the set without it with leave-one-out (only for a set of two or more that entails).
-        asked = [check(k, None) for k in claims] + [check(k, cites[k].cited) for k in cited]
+        asked = tagged(
+            ("baseline", [check(k, None) for k in claims]),
+            ("cited set", [check(k, cites[k].cited) for k in cited]),
+        )
         judged = self._judge_all(asked, (yield asked))
         baseline = dict(zip(claims, judged.scores, strict=False))
         verdicts = dict(zip(claims, judged.verdicts, strict=False))
@@ -201,7 +204,13 @@ class PlanRounds(MinimalSet, GraphAssembly):
         probe_checks = [(index.premise(probe), probe) for _, probe, _ in probes]
         openings = {k: self._openings(own[k]) for k in supported}
         opening_checks = [(p, own[k][1]) for k in supported for p in openings[k]]
-        asked = loo_checks + alone_checks + cite_checks + probe_checks + opening_checks
+        asked = tagged(
+            ("leave-one-out", loo_checks),
+            ("chunk alone", alone_checks),
+            ("cited chunks", cite_checks),
+            ("rival amounts", probe_checks),
+            ("sentence alone (bindings)", opening_checks),
+        )
         both = self._judge_all(asked, (yield asked))
         split = len(loo_checks) + len(alone_checks)
         loo, alone = both.scores[: len(loo_checks)], both.scores[len(loo_checks) : split]
@@ -270,7 +279,9 @@ class PlanRounds(MinimalSet, GraphAssembly):
         single: dict[int, list[Scores]] = {}
         wanted = claims if self.support_matrix else []
         if wanted and n:
-            flat = yield [check(k, (i,)) for k in wanted for i in everything]
+            flat = yield tagged(
+                ("support matrix", [check(k, (i,)) for k in wanted for i in everything])
+            )
             single = {k: flat[s * n : (s + 1) * n] for s, k in enumerate(wanted)}
         return ClaimRounds(
             baseline,

@@ -27,6 +27,21 @@ Check = tuple[Premise, str]
 Plan = Generator[list[Check], list[Scores], Any]  # an ENG (a ClaimsRequest: its claims)
 
 
+class Checks(list[Check]):
+    """A round's checks, with what each run of them is for: ``sections``, ``(purpose, count)``
+    in order. The driver reads it as a plain list; ``benchmarks/row_cost.py`` charges each
+    model row to its purpose."""
+
+    sections: tuple[tuple[str, int], ...] = ()
+
+
+def tagged(*sections: tuple[str, Sequence[Check]]) -> Checks:
+    """The checks of ``sections`` (``(purpose, checks)``) as one round, in order."""
+    out = Checks(c for _, checks in sections for c in checks)
+    out.sections = tuple((purpose, len(checks)) for purpose, checks in sections)
+    return out
+
+
 @dataclass
 class _Tally:
     """One request's counters and clocks while its plan runs.
