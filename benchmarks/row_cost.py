@@ -115,6 +115,7 @@ def measure(oracle: MemoOracle, cases: list[Any], rules: str | None) -> dict[str
         "status": overall["status_accuracy"],
         "f1": overall["necessity_f1"],
         "purposes": dict(oracle.purposes.most_common()),
+        "verdicts": [[c["predicted"], c["necessary"], c["p_entail"]] for c in result["claims"]],
     }
 
 

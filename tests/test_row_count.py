@@ -20,6 +20,10 @@ class CountingOracle(NLIOracle):
 
     rows = 0
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.read: list[tuple[str, str]] = []  # every row, as (premise, claim)
+
     def score(self, pairs: Sequence[tuple[str, str]]) -> list[Any]:
         self.rows += len(pairs)
         return super().score(pairs)
@@ -30,6 +34,7 @@ class CountingOracle(NLIOracle):
         on_scored: Callable[..., None] | None = None,
     ) -> list[Any]:
         self.rows += len(pairs)
+        self.read += [("".join(parts), claim) for parts, claim in pairs]
         return super().score_parts(pairs, on_scored)
 
 
@@ -73,3 +78,26 @@ def test_forward_pairs_count_every_row_the_model_reads() -> None:
     assert sum(e.stats.forward_pairs for e in engs) == oracle.rows
     assert sum(e.stats.focus_pairs for e in engs) > 0  # second readings were among them
     assert engs[0].claims[0].status == "contradicted"  # the rival reading ran
+
+
+def test_no_row_is_read_twice_and_every_row_is_counted() -> None:
+    """Readings are cached on their own: a premise that is another's focus, or a focus that two
+    premises share (leave-one-out drops a weak sentence and keeps the leading one), is read
+    once; the verdicts are those of an engine that reads every premise afresh."""
+    oracle = CountingOracle()
+    engine = NecessityEngine(oracle)
+    fresh = NecessityEngine(oracle, cache_size=0)
+    try:
+        engs = engine.evaluate_many(REQUESTS)
+        rows = oracle.rows
+        again = fresh.evaluate_many(REQUESTS)
+    finally:
+        engine.close()
+        fresh.close()
+    assert len(set(oracle.read[:rows])) == rows  # each (premise, claim) once
+    assert sum(e.stats.forward_pairs for e in engs) == rows
+    assert sum(e.stats.forward_pairs for e in again) == oracle.rows - rows > rows
+    for eng, other in zip(engs, again, strict=True):
+        assert eng.verdicts() == other.verdicts()
+        assert [c.p_entail for c in eng.claims] == [c.p_entail for c in other.claims]
+        assert [c.necessary for c in eng.claims] == [c.necessary for c in other.claims]

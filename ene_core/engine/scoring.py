@@ -170,6 +170,13 @@ class PlanDriver:
         """Score every check of this round: empty premises and cache first, the rest in one
         oracle call; yields each request's scores as soon as they are all in.
 
+        The model reads *readings*: a premise (its text with the claim), and for a premise with
+        a focus (:attr:`~ene_core.engine.premise.Premise.focus`) its leading sentences too, the
+        two blended (:func:`~ene_core.verifiers.verdict.blend`). Readings are de-duplicated and
+        cached on their own, so a premise that is another's focus, or a focus two premises
+        share (leave-one-out often keeps the leading sentence and drops a weak one), is read
+        once.
+
         With an oracle whose ``overlap`` is on (:class:`~ene_core.verifiers.nli.NLIOracle` on CUDA:
         its ``score_parts`` reports each forward pass through ``on_scored``) and more than one
         request in the round, the call runs on a worker thread and the caller steps the plans
@@ -178,49 +185,49 @@ class PlanDriver:
 
         Each request's ``compute`` gets its share of the round: of the model's time, pass by
         pass, in proportion to the text (premise and claim characters, a proxy for model tokens)
-        of its pairs in the pass; of the bookkeeping, in proportion to the text it sent to the
-        model in the round, or to its checks when no request sent any.
+        of its readings in the pass; of the bookkeeping, in proportion to the text it sent to
+        the model in the round, or to its checks when no request sent any.
         """
         started = time.perf_counter()
         model = self.oracle.name
-        todo: dict[tuple[str, str, str], tuple[Premise, int]] = {}  # fresh pair -> its sender
-        place: dict[tuple[str, str, str], int] = {}  # a fresh pair's index in ``todo``
-        needs: dict[int, set[int]] = {i: set() for i in asks}  # the fresh pairs each waits for
+        todo: dict[Reading, tuple[tuple[str, ...], int]] = {}  # fresh reading -> parts, sender
+        place: dict[Reading, int] = {}  # a fresh reading's index in ``todo``
+        needs: dict[int, set[int]] = {i: set() for i in asks}  # the fresh readings each waits for
         weights = dict.fromkeys(asks, 0)
         for i, checks in asks.items():
             tally = tallies[i]
             tally.checks += len(checks)
             for premise, claim in checks:
-                key = (model, premise.key, claim)
                 if not premise.text:
                     tally.empty += 1
-                elif key in todo:
-                    tally.hits += 1
-                    needs[i].add(place[key])
-                elif self.cache.get(key) is not None:
-                    tally.hits += 1
-                else:
-                    needs[i].add(place.setdefault(key, len(todo)))
-                    todo[key] = (premise, i)
-                    tally.forward += 1 + bool(premise.focus)  # every row the model reads
-                    tally.focus += bool(premise.focus)
-                    weights[i] += _size(premise, claim)
+                    continue
+                for n, (key, parts) in enumerate(_readings(model, premise, claim)):
+                    if key in todo:
+                        needs[i].add(place[key])
+                    elif self.cache.get(key) is None:
+                        needs[i].add(place.setdefault(key, len(todo)))
+                        todo[key] = (parts, i)
+                        tally.forward += 1  # every row the model reads
+                        tally.focus += n  # of those, leading sentences read for a premise
+                        weights[i] += len(key[1]) + len(claim)
+                        continue
+                    tally.hits += not n  # the premise was read before (its focus may not)
         if not any(weights.values()):
             weights = {i: len(checks) for i, checks in asks.items()}
         pending = list(todo.items())
-        fresh: dict[tuple[str, str, str], Scores] = {}
+        fresh: dict[Reading, Scores] = {}
 
         def store(done: Sequence[int], scores: Sequence[Scores], seconds: float) -> list[int]:
             """Keep a forward pass's scores, charge its time to the requests that sent its
-            pairs; the requests that now have all their scores."""
+            readings; the requests that now have all their scores."""
             senders: dict[int, int] = {}
             ready = []
             for n, computed in zip(done, scores, strict=True):
                 _validate(computed)
-                key, (premise, sender) = pending[n]
+                key, (_, sender) = pending[n]
                 fresh[key] = computed
                 tallies[sender].tokens += computed.tokens
-                senders[sender] = senders.get(sender, 0) + _size(premise, key[2])
+                senders[sender] = senders.get(sender, 0) + len(key[1]) + len(key[2])
                 for i in waiting.pop(n, ()):
                     needs[i].discard(n)
                     if not needs[i]:
@@ -256,7 +263,7 @@ class PlanDriver:
 
     def _streamed(
         self,
-        pending: list[tuple[tuple[str, str, str], tuple[Premise, int]]],
+        pending: list[tuple[Reading, tuple[tuple[str, ...], int]]],
         store: Callable[[Sequence[int], Sequence[Scores], float], list[int]],
         first: list[int],
     ) -> Iterator[list[int]]:
@@ -296,95 +303,60 @@ class PlanDriver:
 
     def _call(
         self,
-        batch: Sequence[tuple[tuple[str, str, str], tuple[Premise, int]]],
+        batch: Sequence[tuple[Reading, tuple[tuple[str, ...], int]]],
         on_scored: Callable[[list[int], list[Scores]], None] | None = None,
     ) -> list[Scores]:
-        """The oracle's scores of fresh pairs; premises as their parts where it takes them, and
-        a premise with a focus read a second time, in the same call, the two blended
-        (:func:`~ene_core.verifiers.verdict.blend`)."""
-        focused = [n for n, (_, (p, _)) in enumerate(batch) if p.focus]
-        pairs = [(p.parts or (p.text,), key[2]) for key, (p, _) in batch]
-        pairs += [(batch[n][1][0].focus, batch[n][0][2]) for n in focused]
-        blending = _Blending(len(batch), focused, on_scored)
+        """The oracle's scores of fresh readings; premises as their parts where it takes them."""
+        pairs = [(parts, key[2]) for key, (parts, _) in batch]
         score_parts = getattr(self.oracle, "score_parts", None)
         if score_parts is None:
             scores = self.oracle.score([("".join(parts), claim) for parts, claim in pairs])
         elif on_scored is None:
             scores = score_parts(pairs)
         else:
-            scores = score_parts(pairs, blending)
+            scores = score_parts(pairs, on_scored)
         if len(scores) != len(pairs):
             raise OracleError(f"oracle returned {len(scores)} scores for {len(pairs)} pairs")
-        return blending.pairs(scores)
+        return list(scores)
 
     def _row(
-        self, checks: list[Check], tally: _Tally, fresh: Mapping[tuple[str, str, str], Scores]
+        self, checks: list[Check], tally: _Tally, fresh: Mapping[Reading, Scores]
     ) -> list[Scores]:
-        """The scores of one request's checks: fresh from this round, from the cache, or free
-        for an empty premise."""
+        """The scores of one request's checks: from this round's readings or the cache (a
+        premise with a focus: its two readings blended), or free for an empty premise."""
         model = self.oracle.name
         empty = Scores(0.0, 0.0)
         row = []
         for premise, claim in checks:
-            key = (model, premise.key, claim)
-            value: Scores | None = (
-                empty if not premise.text else fresh.get(key) or self.cache.get(key)
-            )
-            if value is None:  # evicted between lookup and use: tiny cache under load
-                value = self._call([(key, (premise, 0))])[0]
-                _validate(value)
-                tally.forward += 1 + bool(premise.focus)
-                tally.focus += bool(premise.focus)
+            if not premise.text:
+                row.append(empty)
+                continue
+            read = []
+            for n, (key, parts) in enumerate(_readings(model, premise, claim)):
+                value = fresh.get(key) or self.cache.get(key)
+                if value is None:  # evicted between lookup and use: tiny cache under load
+                    value = self._call([(key, (parts, 0))])[0]
+                    _validate(value)
+                    tally.forward += 1
+                    tally.focus += n
+                read.append(value)
+            value = read[0] if len(read) == 1 else blend(*read)
             row.append(value)
             tally.truncated += value.truncated
         return row
 
 
-class _Blending:
-    """A call's readings as its pairs' scores: a pair read twice (its premise's focus is reading
-    ``size + f`` for the ``f``-th of ``focused``) is blended once both readings are in. Called
-    with each forward pass's readings, it relays the pairs they complete to ``on_scored``."""
-
-    def __init__(
-        self,
-        size: int,
-        focused: Sequence[int],
-        on_scored: Callable[[list[int], list[Scores]], None] | None = None,
-    ) -> None:
-        self.size = size
-        self.of = {size + f: n for f, n in enumerate(focused)}
-        self.twice = set(focused)
-        self.on_scored = on_scored
-        self.readings: dict[int, list[Scores | None]] = {}
-
-    def __call__(self, done: Sequence[int], scores: Sequence[Scores]) -> None:
-        ready = self._take(done, scores)
-        if ready and self.on_scored is not None:
-            self.on_scored([n for n, _ in ready], [value for _, value in ready])
-
-    def pairs(self, scores: Sequence[Scores]) -> list[Scores]:
-        """Every pair's scores, from all the call's readings."""
-        self.readings.clear()
-        found = dict(self._take(range(len(scores)), scores))
-        return [found[n] for n in range(self.size)]
-
-    def _take(self, done: Sequence[int], scores: Sequence[Scores]) -> list[tuple[int, Scores]]:
-        ready = []
-        for j, s in zip(done, scores, strict=True):
-            n = self.of.get(j, j)
-            got = self.readings.setdefault(n, [None, None])
-            got[j != n] = s
-            whole, focus = got
-            if whole is not None and (focus is not None or n not in self.twice):
-                ready.append((n, whole if focus is None else blend(whole, focus)))
-        return ready
+#: what the model reads once: (model, premise text, claim)
+Reading = tuple[str, str, str]
 
 
-def _size(premise: Premise, claim: str) -> int:
-    """The text the model reads for one check (a proxy for its tokens): premise and claim, and
-    the focus with the claim again where the premise is read twice."""
-    size = len(premise.text) + len(claim)
-    return size + sum(map(len, premise.focus)) + len(claim) if premise.focus else size
+def _readings(model: str, premise: Premise, claim: str) -> list[tuple[Reading, tuple[str, ...]]]:
+    """The readings a check needs, each with the premise pieces the oracle tokenises: the
+    premise, and its focus where it has one."""
+    whole = ((model, premise.text, claim), premise.parts or (premise.text,))
+    if not premise.focus:
+        return [whole]
+    return [whole, ((model, "".join(premise.focus), claim), premise.focus)]
 
 
 def _share(tallies: Sequence[_Tally], seconds: float, weights: Sequence[int]) -> None:
