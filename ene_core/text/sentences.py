@@ -46,11 +46,61 @@ def _line_starts(line: str) -> set[int]:
         piece = line[a:b]
         if not piece.strip():
             continue
-        if _TERMINATOR.search(piece.rstrip().rstrip(".!?\u2026")) or _NESTING.search(piece):
-            starts |= {a + start for start in _syntok_starts(piece)}
-        else:
+        if _one_sentence(piece):
             starts.add(a + len(piece) - len(piece.lstrip()))
+        else:
+            starts |= {a + start for start in _syntok_starts(piece)}
     return starts
+
+
+def _one_sentence(piece: str) -> bool:
+    """Whether syntok surely reads ``piece`` (between sure boundaries) as one sentence: no
+    sentence mark before its end, and every bracket one that syntok steps over.
+
+    syntok only decides at a sentence mark (its terminals, ";" among them) or an opening
+    bracket. A bracket is stepped over, with no decision, when it is closed within 50 tokens and
+    holds no sentence mark (so no inner sentence), unless it opens the sentence (in its first
+    two tokens) or another bracket follows it; quotation marks and colons only count after a
+    sentence mark.
+    """
+    if _TERMINATOR.search(piece.rstrip().rstrip(".!?\u2026")) or _UNSURE.search(piece):
+        return False
+    pattern, opening = _brackets()
+    marks = list(pattern.finditer(piece))
+    if not marks:
+        return True
+    if any(
+        len(chunk) > 1 and pattern.search(chunk) and not any(c.isalnum() for c in chunk)
+        for chunk in piece.split()
+    ):
+        return False  # marks alone ("(\u2014", "),") are one token to syntok, not a bracket
+    opened = next((m.start() for m in marks if m[0] in opening), None)
+    if opened is not None and len(piece[:opened].split()) < 2:
+        return False  # a bracket in the first two tokens may end the sentence
+    depth, start = 0, 0
+    for m in marks:
+        if m[0] in opening:
+            if depth == 0:
+                start = m.start()
+            depth += 1
+        elif depth:  # a closing bracket outside any is nothing to syntok
+            depth -= 1
+            if depth == 0 and not _stepped_over(piece, start, m.end(), opening):
+                return False
+    return depth == 0
+
+
+def _stepped_over(piece: str, start: int, end: int, opening: frozenset[str]) -> bool:
+    """Whether syntok steps over the bracket ``piece[start:end]``: at most 50 tokens and no
+    opening bracket right after it."""
+    bracketed = piece[start:end]
+    # tokens: each starts at a mark, at the start of a run of letters and digits, or at an
+    # upper-case letter after a lower-case one inside a run (so at most one per upper-case one)
+    tokens = len(_RUN.findall(bracketed)) + len(_MARK.findall(bracketed))
+    if tokens + sum(1 for c in bracketed if c.isupper()) > 50:
+        return False
+    after = piece[end:].lstrip()
+    return not (after and after[0] in opening)
 
 
 def _syntok_starts(line: str) -> set[int]:
@@ -70,12 +120,16 @@ def _syntok_starts(line: str) -> set[int]:
 _SURE = re.compile(
     r"(?:(?<=\s)(?P<year>[0-9]{4})|(?:(?<=\s)|^)(?P<word>[A-Z]?[a-z]+))[.!?]\s+(?=[A-Z][a-z])"
 )
-# a sentence mark that may end a sentence (not inside "1.5", "bbc.co.uk", "a.m")
-_TERMINATOR = re.compile(r"[.!?\u2026\u3002\uff01\uff1f](?![a-z0-9])")
-# what makes syntok's decisions depend on more than the next word
-_NESTING = re.compile(
-    r"[()\[\]{}\"\u201c\u201d\u00ab\u00bb`\u2018\u2019;:]|'(?![a-z])|(?<![A-Za-z])'"
+# a sentence mark that may end a sentence (not inside "1.5", "bbc.co.uk", "a.m"); syntok's
+# rarer terminals too
+_TERMINATOR = re.compile(
+    r"[.!?\u2026\u3002\uff01\uff1f\u203c\u203d\u2047-\u2049\ufe52\ufe57\uff0e\uff61](?![a-z0-9])"
 )
+# what the fast path leaves to syntok: ";" (a terminal to syntok), and what its tokenizer and
+# Python split differently (the zero-width space, information separators)
+_UNSURE = re.compile(r"[;\u200b\u180e\x1c-\x1f]")
+_RUN = re.compile(r"[^\W_]+")  # letters and digits (str.isalnum)
+_MARK = re.compile(r"[^\w\s]|_")  # neither (nor a space)
 _OPEN = re.compile(r"[(\[{\u201c\u00ab\u2018`]")
 _CLOSE = re.compile(r"[)\]}\u201d\u00bb\u2019]")
 
@@ -98,6 +152,15 @@ def _outside(line: str, at: int) -> bool:
     before = line[:at]
     opened, closed = len(_OPEN.findall(before)), len(_CLOSE.findall(before))
     return opened == closed and before.count('"') % 2 == 0
+
+
+@lru_cache(maxsize=1)
+def _brackets() -> tuple[re.Pattern[str], frozenset[str]]:
+    """A pattern of syntok's brackets (opening and closing), and its opening ones."""
+    from syntok._segmentation_states import State
+
+    marks = "".join(sorted(State.opening_brackets | State.closing_brackets))
+    return re.compile(f"[{re.escape(marks)}]"), frozenset(State.opening_brackets)
 
 
 @lru_cache(maxsize=1)
