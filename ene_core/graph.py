@@ -336,13 +336,17 @@ class RunStats(_Model):
             "second readings were not counted."
         )
     )
-    cache_hits: int = Field(description="Checks answered by the cache or an identical premise.")
+    cache_hits: int = Field(
+        description="Checks whose first reading was answered by the cache or an identical premise."
+    )
     empty_premises: int = Field(description="Checks with no evidence left (no model call).")
     focus_pairs: int = Field(
         default=0,
         description=(
-            "Of the forward pairs, the second readings: a premise also read as its leading "
-            "sentences alone. Added in 1.10; counted in forward_pairs since 1.12."
+            "Of the forward pairs, the second readings: a premise with a focus read whole "
+            "after its leading sentences did not settle the verdict (before ENE 0.x of issue "
+            "56: a premise also read as its leading sentences). Added in 1.10; counted in "
+            "forward_pairs since 1.12."
         ),
     )
     truncated_premises: int = 0

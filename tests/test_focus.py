@@ -3,6 +3,8 @@ its leading sentences alone, and the two readings are blended."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -65,3 +67,40 @@ def test_blend_means_entailment_and_keeps_the_smaller_contradiction(
 
 def test_blend_keeps_truncation() -> None:
     assert blend(Scores(0.5, 0.1, truncated=True), Scores(0.5, 0.1)).truncated
+
+
+class _Sure(KeywordOracle):
+    """Every pair entails (0.9): the leading sentences always settle the verdict."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.read: list[str] = []
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> list[Scores]:
+        self.pairs_scored += len(pairs)
+        self.read += [premise for premise, _ in pairs]
+        return [Scores(0.9, 0.05) for _ in pairs]
+
+
+def test_leading_sentences_that_settle_the_verdict_spare_the_whole_premise() -> None:
+    oracle = _Sure()
+    engine = NecessityEngine(oracle, threshold=0.3)
+    eng = engine.evaluate(CLAIM, [WEAK, BEST])
+    whole = PremisePacker().index(sorted([WEAK, BEST])).premise(CLAIM)
+    assert whole.focus  # the check has two readings, and only its leading sentences are read
+    assert not any(WEAK in text and BEST in text for text in oracle.read)
+    assert eng.claims[0].status == "supported" and eng.claims[0].p_entail == 0.9
+    assert oracle.pairs_scored == eng.stats.forward_pairs and eng.stats.focus_pairs == 0
+
+
+@given(st.floats(0.01, 1.0), probability, probability, probability, probability)
+def test_leading_sentences_that_settle_give_the_blends_verdict(
+    tau: float, e1: float, c1: float, e2: float, c2: float
+) -> None:
+    """Where the leading sentences settle (entail at least 2 τ and more than twice what they
+    contradict), the blend is supported whatever the whole premise reads."""
+    c1, c2 = c1 * (1 - e1), c2 * (1 - e2)
+    focus, whole = Scores(e1, c1), Scores(e2, c2)
+    settles = NecessityEngine(KeywordOracle(), threshold=tau)._settles(focus)
+    if settles:
+        assert decide(blend(whole, focus), tau, tau) == "supported" == decide(focus, tau, tau)

@@ -105,6 +105,7 @@ class PlanDriver:
 
     oracle: SupportOracle
     cache: ScoreCache
+    threshold: float
 
     if TYPE_CHECKING:  # one request's plan: ene_core.engine.rounds.PlanRounds
 
@@ -167,55 +168,93 @@ class PlanDriver:
     def _score_round(
         self, asks: Mapping[int, list[Check]], tallies: list[_Tally]
     ) -> Iterator[tuple[int, list[Scores]]]:
-        """Score every check of this round: empty premises and cache first, the rest in one
-        oracle call; yields each request's scores as soon as they are all in.
+        """Score every check of this round: empty premises and cache first, the rest in at most
+        two oracle calls; yields each request's scores as soon as they are all in.
 
         The model reads *readings*: a premise (its text with the claim), and for a premise with
         a focus (:attr:`~ene_core.engine.premise.Premise.focus`) its leading sentences too, the
-        two blended (:func:`~ene_core.verifiers.verdict.blend`). Readings are de-duplicated and
-        cached on their own, so a premise that is another's focus, or a focus two premises
-        share (leave-one-out often keeps the leading sentence and drops a weak one), is read
-        once.
+        two blended (:func:`~ene_core.verifiers.verdict.blend`). The leading sentences are read
+        first; the whole premise only where they do not settle the verdict (:meth:`_settles`),
+        in a second call. Readings are de-duplicated and cached on their own, so a premise that
+        is another's focus, or a focus two premises share (leave-one-out often keeps the leading
+        sentence and drops a weak one), is read once.
 
         With an oracle whose ``overlap`` is on (:class:`~ene_core.verifiers.nli.NLIOracle` on CUDA:
         its ``score_parts`` reports each forward pass through ``on_scored``) and more than one
-        request in the round, the call runs on a worker thread and the caller steps the plans
+        request in the round, each call runs on a worker thread and the caller steps the plans
         whose scores are in while the model runs the rest (torch and the tokenizers release the
-        GIL). The call and its scores are the same either way; no plan reads another's scores.
+        GIL). The calls and their scores are the same either way; no plan reads another's scores.
 
         Each request's ``compute`` gets its share of the round: of the model's time, pass by
         pass, in proportion to the text (premise and claim characters, a proxy for model tokens)
         of its readings in the pass; of the bookkeeping, in proportion to the text it sent to
         the model in the round, or to its checks when no request sent any.
         """
-        started = time.perf_counter()
         model = self.oracle.name
+        fresh: dict[Reading, Scores] = {}
+        first: dict[int, list[tuple[Reading, tuple[str, ...], int]]] = {}
+        for i, checks in asks.items():
+            tallies[i].checks += len(checks)
+            tallies[i].empty += sum(not premise.text for premise, _ in checks)
+            first[i] = [(*_readings(model, p, c)[-1], 0) for p, c in checks if p.text]
+        later: dict[int, list[tuple[Reading, tuple[str, ...], int]]] = {}
+        for ready in self._read(first, tallies, fresh):
+            for i in ready:
+                later[i] = [
+                    (*_readings(model, p, c)[0], 1)
+                    for p, c in asks[i]
+                    if p.focus
+                    and not self._settles(
+                        self._fetch(_readings(model, p, c)[1], 0, tallies[i], fresh)
+                    )
+                ]
+                if not later[i]:
+                    del later[i]
+                    yield i, self._timed_row(asks[i], tallies[i], fresh)
+        for ready in self._read(dict(sorted(later.items())), tallies, fresh):
+            for i in ready:
+                yield i, self._timed_row(asks[i], tallies[i], fresh)
+
+    def _settles(self, focus: Scores) -> bool:
+        """Whether a premise's leading sentences settle its verdict alone: they entail the claim
+        with at least twice τ and more than twice what they contradict it, so the blend is
+        supported whatever the whole premise reads (its p_entail, the mean, is at least τ;
+        its p_contra, the smaller, under it). Reading the whole premise then changes no
+        verdict, and it is not read; the check's scores are the leading sentences'."""
+        return focus.entail >= 2 * self.threshold and focus.entail > 2 * focus.contra
+
+    def _read(
+        self,
+        wanted: Mapping[int, list[tuple[Reading, tuple[str, ...], int]]],
+        tallies: list[_Tally],
+        fresh: dict[Reading, Scores],
+    ) -> Iterator[list[int]]:
+        """Score the readings each request wants that are neither cached nor in ``fresh`` (each
+        ``(reading, its premise pieces, 1 for a check's second reading)``), in one oracle
+        call; yields the requests that have them all, as they do."""
+        if not wanted:
+            return
+        started = time.perf_counter()
         todo: dict[Reading, tuple[tuple[str, ...], int]] = {}  # fresh reading -> parts, sender
         place: dict[Reading, int] = {}  # a fresh reading's index in ``todo``
-        needs: dict[int, set[int]] = {i: set() for i in asks}  # the fresh readings each waits for
-        weights = dict.fromkeys(asks, 0)
-        for i, checks in asks.items():
+        needs: dict[int, set[int]] = {i: set() for i in wanted}  # the fresh readings each awaits
+        weights = dict.fromkeys(wanted, 0)
+        for i, readings in wanted.items():
             tally = tallies[i]
-            tally.checks += len(checks)
-            for premise, claim in checks:
-                if not premise.text:
-                    tally.empty += 1
+            for key, parts, second in readings:
+                if key in todo:
+                    needs[i].add(place[key])
+                elif key not in fresh and self.cache.get(key) is None:
+                    needs[i].add(place.setdefault(key, len(todo)))
+                    todo[key] = (parts, i)
+                    tally.forward += 1  # every row the model reads
+                    tally.focus += second  # of those, a premise's second reading
+                    weights[i] += len(key[1]) + len(key[2])
                     continue
-                for n, (key, parts) in enumerate(_readings(model, premise, claim)):
-                    if key in todo:
-                        needs[i].add(place[key])
-                    elif self.cache.get(key) is None:
-                        needs[i].add(place.setdefault(key, len(todo)))
-                        todo[key] = (parts, i)
-                        tally.forward += 1  # every row the model reads
-                        tally.focus += n  # of those, leading sentences read for a premise
-                        weights[i] += len(key[1]) + len(claim)
-                        continue
-                    tally.hits += not n  # the premise was read before (its focus may not)
+                tally.hits += not second  # its first reading was read before
         if not any(weights.values()):
-            weights = {i: len(checks) for i, checks in asks.items()}
+            weights = {i: len(readings) for i, readings in wanted.items()}
         pending = list(todo.items())
-        fresh: dict[Reading, Scores] = {}
 
         def store(done: Sequence[int], scores: Sequence[Scores], seconds: float) -> list[int]:
             """Keep a forward pass's scores, charge its time to the requests that sent its
@@ -236,30 +275,33 @@ class PlanDriver:
             return sorted(ready)
 
         waiting: dict[int, list[int]] = {}
-        for i in asks:
+        for i in wanted:
             for n in needs[i]:
                 waiting.setdefault(n, []).append(i)
-        first = [i for i in asks if not needs[i]]
+        first = [i for i in wanted if not needs[i]]
         _share([tallies[i] for i in weights], time.perf_counter() - started, [*weights.values()])
         try:
-            if len(first) == len(asks):
-                batches: Iterator[list[int]] = iter([first])
-            elif len(asks) > 1 and getattr(self.oracle, "overlap", False):
-                batches = self._streamed(pending, store, first)
+            if len(first) == len(wanted):
+                yield first
+            elif len(wanted) > 1 and getattr(self.oracle, "overlap", False):
+                yield from self._streamed(pending, store, first)
             else:
                 call = time.perf_counter()
                 scores = self._call(pending)
-                batches = iter([first, store(range(len(pending)), scores, _since(call))])
-            for ready in batches:
-                for i in ready:
-                    row_started = time.perf_counter()
-                    row = self._row(asks[i], tallies[i], fresh)
-                    tallies[i].compute += time.perf_counter() - row_started
-                    yield i, row
+                yield first
+                yield store(range(len(pending)), scores, _since(call))
         finally:
             for key, _ in pending:  # in the order sent, whatever order the passes came in
                 if key in fresh:
                     self.cache.put(key, fresh[key])
+
+    def _timed_row(
+        self, checks: list[Check], tally: _Tally, fresh: Mapping[Reading, Scores]
+    ) -> list[Scores]:
+        row_started = time.perf_counter()
+        row = self._row(checks, tally, fresh)
+        tally.compute += time.perf_counter() - row_started
+        return row
 
     def _streamed(
         self,
@@ -323,7 +365,8 @@ class PlanDriver:
         self, checks: list[Check], tally: _Tally, fresh: Mapping[Reading, Scores]
     ) -> list[Scores]:
         """The scores of one request's checks: from this round's readings or the cache (a
-        premise with a focus: its two readings blended), or free for an empty premise."""
+        premise with a focus: its leading sentences' where they settle the verdict, else its
+        two readings blended), or free for an empty premise."""
         model = self.oracle.name
         empty = Scores(0.0, 0.0)
         row = []
@@ -331,19 +374,31 @@ class PlanDriver:
             if not premise.text:
                 row.append(empty)
                 continue
-            read = []
-            for n, (key, parts) in enumerate(_readings(model, premise, claim)):
-                value = fresh.get(key) or self.cache.get(key)
-                if value is None:  # evicted between lookup and use: tiny cache under load
-                    value = self._call([(key, (parts, 0))])[0]
-                    _validate(value)
-                    tally.forward += 1
-                    tally.focus += n
-                read.append(value)
-            value = read[0] if len(read) == 1 else blend(*read)
+            readings = _readings(model, premise, claim)
+            focus = self._fetch(readings[-1], 0, tally, fresh)  # the first reading
+            if len(readings) == 1 or self._settles(focus):
+                value = focus
+            else:
+                value = blend(self._fetch(readings[0], 1, tally, fresh), focus)
             row.append(value)
             tally.truncated += value.truncated
         return row
+
+    def _fetch(
+        self,
+        reading: tuple[Reading, tuple[str, ...]],
+        second: int,
+        tally: _Tally,
+        fresh: Mapping[Reading, Scores],
+    ) -> Scores:
+        key, parts = reading
+        value = fresh.get(key) or self.cache.get(key)
+        if value is None:  # evicted between lookup and use: tiny cache under load
+            value = self._call([(key, (parts, 0))])[0]
+            _validate(value)
+            tally.forward += 1
+            tally.focus += second
+        return value
 
 
 #: what the model reads once: (model, premise text, claim)
@@ -352,7 +407,7 @@ Reading = tuple[str, str, str]
 
 def _readings(model: str, premise: Premise, claim: str) -> list[tuple[Reading, tuple[str, ...]]]:
     """The readings a check needs, each with the premise pieces the oracle tokenises: the
-    premise, and its focus where it has one."""
+    premise, and its focus where it has one (read first: :meth:`PlanDriver._score_round`)."""
     whole = ((model, premise.text, claim), premise.parts or (premise.text,))
     if not premise.focus:
         return [whole]
