@@ -87,6 +87,14 @@ WORDS = [
     "McDonald(s)",
     ":",
     "\u2014(",
+    '"Mulan".',
+    "\u201cQuoted\u201d.",
+    "Jones'.",
+    "1996.",
+    "May",
+    "viz.",
+    "no.",
+    "Ab12",
 ]
 MARKS = [".", "!", "?", "", ". ", ".  "]
 
@@ -140,3 +148,19 @@ def test_the_fast_path_gives_syntoks_spans_on_real_texts(shared_data: Path) -> N
         for line_start, line_end in sentences._lines(text):
             line = text[line_start:line_end]
             assert sentences._line_starts(line) == sentences._syntok_starts(line), line
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "It opened in 1996. May is a month here.",  # a year before a month: syntok reads a date
+        "It has parts, viz. The head is one.",  # no start after "viz." (the fixups)
+        "He said no. Ab12 is a code.",  # "No. A1": syntok goes on
+        "It was in the ( list. Then more ) here. Next one.",  # a full stop inside a bracket
+        "Cato\u2019s Letters. The essays were good. Then \u201cQuoted. Text\u201d here. Done.",
+        'He starred in "Mulan". Reviews were good (see "Mulan". Later) too. Yes.',
+        "Gunn (born August 5) is a director (and writer). He (Gunn) (twice) won.",
+    ],
+)
+def test_sure_boundaries_and_one_sentence_pieces_agree_with_syntok(line: str) -> None:
+    assert sentences._line_starts(line) == sentences._syntok_starts(line)
