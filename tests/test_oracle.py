@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from pathlib import Path
@@ -85,6 +86,23 @@ def test_cpu_passes_hold_one_pair_whatever_the_batch_size(tiny_model_dir: str) -
         assert oracle.score(PAIRS) == reference
         assert {rows for rows, _ in oracle.model.shapes} == {1}
         assert oracle.padding["rows"] == oracle.padding["pairs"] == len(PAIRS)
+
+
+def test_a_lone_pair_is_read_from_its_tokens_as_the_gather_would_build_it(
+    tiny_model_dir: str,
+) -> None:
+    """A one-pair pass at the pair's own length takes its tokens as they lie (a slice of the
+    uploaded tokens, no gather): the scores are bitwise those of the gathered inputs."""
+    oracle = NLIOracle(tiny_model_dir, device="cpu")
+    sliced = oracle.score(PAIRS)
+    upload = oracle._upload
+
+    def no_host_lengths(ids, types):  # type: ignore[no-untyped-def]
+        tokens = upload(ids, types)
+        return dataclasses.replace(tokens, host_lengths=[-1] * len(ids))  # the gather path
+
+    oracle._upload = no_host_lengths  # type: ignore[method-assign]
+    assert oracle.score(PAIRS) == sliced
 
 
 def test_truncation_is_recorded(tiny_model_dir: str, device: str) -> None:

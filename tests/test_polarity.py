@@ -198,3 +198,18 @@ def test_the_rules_never_raise_and_answer_alike(claim: str, parts: list[str]) ->
         assert align(aligned, claim) == aligned  # aligning twice changes nothing
         if not re.search(r"\b(?:not|un|non|in|im|il|ir|dis)|n't", claim + part, re.IGNORECASE):
             assert aligned == part
+
+
+def test_what_align_reads_of_a_claim_is_cached_once_per_claim_and_bounded() -> None:
+    from ene_core.rules import polarity
+
+    polarity._claim_words.cache_clear()
+    polarity._align.cache_clear()
+    claim = "The painting was not signed."
+    first = [align(s, claim) for s in ("It is unsigned.", "It is unsigned and unsold.")]
+    assert polarity._claim_words.cache_info().misses == 1
+    polarity._align.cache_clear()
+    polarity._claim_words.cache_clear()
+    assert [align(s, claim) for s in ("It is unsigned.", "It is unsigned and unsold.")] == first
+    assert first == ["It is not signed.", "It is not signed and unsold."]
+    assert polarity._claim_words.cache_info().maxsize == 1 << 12

@@ -74,12 +74,9 @@ def align(sentence: str, claim: str) -> str:
 
 @lru_cache(maxsize=1 << 14)
 def _align(sentence: str, claim: str) -> str:
-    negated = {m["word"].lower() for m in _NEGATED_WORD.finditer(claim)}
-    privative = {
-        base: w for w in _WORD.findall(claim) if (base := _base(w.lower())) is not None
-    }  # "signed" -> "unsigned" where the claim says "unsigned"
-    both = negated & privative.keys()  # a claim with "not signed" and "unsigned": left alone
-    negated -= both
+    negated, privative, both = _claim_words(claim)
+    if not negated and not privative:
+        return sentence
 
     def as_not(m: re.Match[str]) -> str:
         word = m.group()
@@ -92,6 +89,20 @@ def _align(sentence: str, claim: str) -> str:
         if base not in both:
             sentence = re.sub(rf"\bnot\s+{re.escape(base)}\b", word, sentence, flags=re.I)
     return sentence
+
+
+@lru_cache(maxsize=1 << 12)
+def _claim_words(claim: str) -> tuple[set[str], dict[str, str], set[str]]:
+    """What :func:`align` reads of a claim, once per claim: the words it negates ("not
+    signed"), its privative words by the word they negate ("signed" -> "unsigned"), and the
+    words it does both to (left alone)."""
+    negated = {m["word"].lower() for m in _NEGATED_WORD.finditer(claim)}
+    privative = {
+        base: w for w in _WORD.findall(claim) if (base := _base(w.lower())) is not None
+    }  # "signed" -> "unsigned" where the claim says "unsigned"
+    both = negated & privative.keys()  # a claim with "not signed" and "unsigned": left alone
+    negated -= both
+    return negated, privative, both  # read, never changed
 
 
 def _joins(word: str, base: str) -> bool:

@@ -417,7 +417,7 @@ _HINT = re.compile(
 @lru_cache(maxsize=1 << 14)
 def quantities(text: str) -> tuple[Quantity, ...]:
     """The amounts written in ``text``, left to right."""
-    if not any(ch.isdigit() for ch in text) and not _HINT.search(text):
+    if not any(map(str.isdigit, text)) and not _HINT.search(text):
         return ()
     found = []
     for m in _PATTERN.finditer(text):

@@ -507,6 +507,8 @@ class NLIOracle:
             types=on_device[total:end] if types is not None else None,
             starts=on_device[end : end + n],
             lengths=on_device[end + n :],
+            host_starts=starts,
+            host_lengths=lengths,
         )
 
     def _to_device(self, host: Any) -> Any:
@@ -521,6 +523,14 @@ class NLIOracle:
         rows repeat the last real pair.
         """
         torch = self._torch
+        if rows == 1 and tokens.host_lengths[part[0]] == length:
+            # one pair at its own length (a CPU pass): its tokens as they lie, no gather
+            start = tokens.host_starts[part[0]]
+            ids = tokens.ids[start : start + length].unsqueeze(0)
+            inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+            if tokens.types is not None:
+                inputs["token_type_ids"] = tokens.types[start : start + length].unsqueeze(0)
+            return self._probabilities(inputs, 1)
         picked = self._to_device(torch.tensor(part + [part[-1]] * (rows - len(part))))
         columns = torch.arange(length, device=self.device)
         valid = columns < tokens.lengths[picked].unsqueeze(1)
@@ -531,8 +541,12 @@ class NLIOracle:
         }
         if tokens.types is not None:
             inputs["token_type_ids"] = torch.where(valid, tokens.types[where], 0)
+        return self._probabilities(inputs, len(part))
+
+    def _probabilities(self, inputs: dict[str, Any], real: int) -> Any:
+        """``(real, 2)`` probabilities of the first ``real`` rows of ``inputs``."""
         logits = self.model(**inputs).logits
-        probs = logits.float().softmax(dim=-1)[: len(part)]
+        probs = logits.float().softmax(dim=-1)[:real]
         contra = self.contra_index if self.contra_index is not None else self.entail_index
         return probs[:, [self.entail_index, contra]]
 
@@ -545,6 +559,8 @@ class _Tokens:
     types: Any
     starts: Any
     lengths: Any
+    host_starts: Sequence[int] = ()  # the same starts and lengths on the host
+    host_lengths: Sequence[int] = ()
 
 
 def _resolve(model: str | Path | None) -> Path | str:
