@@ -70,10 +70,7 @@ def _one_sentence(piece: str) -> bool:
     marks = list(pattern.finditer(piece))
     if not marks:
         return True
-    if any(
-        len(chunk) > 1 and pattern.search(chunk) and not any(c.isalnum() for c in chunk)
-        for chunk in piece.split()
-    ):
+    if _marks_alone(piece, pattern):
         return False  # marks alone ("(\u2014", "),") are one token to syntok, not a bracket
     opened = next((m.start() for m in marks if m[0] in opening), None)
     if opened is not None and len(piece[:opened].split()) < 2:
@@ -138,7 +135,7 @@ _MARK = re.compile(r"[^\w\s]|_")  # neither (nor a space)
 
 def _sure_cuts(line: str) -> list[int]:
     """0, the ends of the sure boundaries of ``line``, and its length."""
-    abbreviations, months = _abbreviations(), _months()
+    not_after, months = _not_after(), _months()
     cuts = [0]
     spans: list[tuple[int, int]] | None = None
     for m in _SURE.finditer(line):
@@ -148,9 +145,9 @@ def _sure_cuts(line: str) -> list[int]:
         elif word:
             # syntok goes on after an abbreviation, and after "no" before a number ("No. A1");
             # the fixups below after "viz."
-            sure = len(word) >= 2 and word.lower() not in abbreviations | _NOT_AFTER
+            sure = len(word) >= 2 and word.lower() not in not_after
         else:  # a year, unless a month follows ("1996. May"): syntok reads a date
-            sure = not any(line.startswith(month, m.end()) for month in months)
+            sure = not months.match(line, m.end())
         if not sure:
             continue
         if spans is None:
@@ -166,10 +163,7 @@ def _bracketed(line: str) -> list[tuple[int, int]]:
     one outside all closes nothing), or to the end of the line; all of it when a bracket stands
     in a run of marks alone ("((", "),"), which syntok reads as one token."""
     pattern, opening = _brackets()
-    if any(
-        len(chunk) > 1 and pattern.search(chunk) and not any(c.isalnum() for c in chunk)
-        for chunk in line.split()
-    ):
+    if _marks_alone(line, pattern):
         return [(0, len(line))]
     spans = []
     depth, start = 0, 0
@@ -187,6 +181,15 @@ def _bracketed(line: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _marks_alone(text: str, brackets: re.Pattern[str]) -> bool:
+    """Whether a bracket of ``text`` stands in a run of two or more marks between spaces (no
+    letter or digit): syntok's tokenizer keeps such a run as one token."""
+    return any(len(run) > 1 and brackets.search(run) for run in _MARKS_ALONE.findall(text))
+
+
+_MARKS_ALONE = re.compile(r"(?<!\S)(?:[^\w\s]|_)+(?!\S)")  # a chunk with no str.isalnum
+
+
 @lru_cache(maxsize=1)
 def _brackets() -> tuple[re.Pattern[str], frozenset[str]]:
     """A pattern of syntok's brackets (opening and closing), and its opening ones."""
@@ -197,11 +200,19 @@ def _brackets() -> tuple[re.Pattern[str], frozenset[str]]:
 
 
 @lru_cache(maxsize=1)
-def _months() -> tuple[str, ...]:
-    """syntok's month abbreviations: after a year, one does not start a sentence."""
+def _months() -> re.Pattern[str]:
+    """syntok's month abbreviations, at the start of what follows: after a year, one does not
+    start a sentence."""
     from syntok._segmentation_states import State
 
-    return tuple(sorted(State.months))
+    return re.compile("|".join(re.escape(m) for m in sorted(State.months)))
+
+
+@lru_cache(maxsize=1)
+def _not_after() -> frozenset[str]:
+    """Words after which no boundary is sure: syntok's abbreviations, "no" and the words of
+    the fixups (lower-cased)."""
+    return _abbreviations() | _NOT_AFTER
 
 
 @lru_cache(maxsize=1)
