@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -190,3 +191,27 @@ def test_train_filter_command_from_engs(keyword_engine, tmp_path: Path, capsys) 
     assert len(ChunkFilter(out).keep("When does the museum open?", contexts)) >= 1
     assert main([str(tmp_path / "missing.jsonl"), "--out", str(out)]) == 1  # an input error
     assert "missing.jsonl: no such file" in capsys.readouterr().err
+
+
+def test_lexical_features_are_the_same_in_every_process() -> None:
+    """Sums over the question's words run in one order whatever the string hash seed."""
+    import subprocess
+    import sys
+
+    code = (
+        "import random; from ene_core.filtering.lexical import lexical_features as f;"
+        "r = random.Random(0); v = [f'w{i}' for i in range(60)];"
+        "t = lambda k: ' '.join(r.choice(v) for _ in range(k));"
+        "print([f(t(12), [t(40) for _ in range(6)]) for _ in range(40)])"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2", "3", "4")
+    }
+    assert len(outputs) == 1 and "0." in outputs.pop()  # four seeds, one answer

@@ -170,6 +170,23 @@ def test_each_piece_is_tokenised_once() -> None:
     assert encoder.count(["The tower is in Paris.", "x"]) == [6, 1]
 
 
+@pytest.mark.parametrize("name", sorted(TOKENIZERS))
+def test_a_pair_too_long_is_cut_as_the_tokenizer_cuts_it_without_calling_it(name: str) -> None:
+    counting = CountingTokenizer(TOKENIZERS[name])
+    encoder = PairEncoder(counting, 24)
+    long = ["The Eiffel Tower is in Paris, France.", " It was finished in 1889 and is tall."]
+    claims = ["The tower is tall.", " ".join(TRAINING), "It is."]
+    calls = counting.calls
+    got = encoder.encode([long, long, ["x."]], claims)
+    assert counting.calls == calls + 1  # the new pieces, in one call: no second call to cut
+    for i, (parts, claim) in enumerate(zip([long, long, ["x."]], claims, strict=True)):
+        ids, types, cut = expected(counting.tokenizer, "".join(parts), claim, 24)
+        assert got.ids[i] == ids and len(ids) <= 24
+        assert (got.types[i] if got.types is not None else None) == types
+        assert (i in got.truncated) == cut
+    assert got.truncated == [0, 1]  # "x." with "It is." fits
+
+
 def test_a_tokenizer_that_merges_across_spaces_falls_back_to_the_tokenizer() -> None:
     # Byte-level BPE without its regex sees the whole premise as one word: merges may cross
     # the space between two sentences, so pieces cannot be concatenated.

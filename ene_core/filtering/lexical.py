@@ -39,7 +39,8 @@ def lexical_features(question: str, texts: Sequence[str]) -> list[list[float]]:
     n = len(docs)
     if n == 0:
         return []
-    terms = {w for w in words(question) if w not in STOP}
+    terms = sorted({w for w in words(question) if w not in STOP})  # sums in one order: the
+    # same last digits in every process (a set's order follows the string hash seed)
     df = Counter(w for d in docs for w in set(d))
     avg = sum(len(d) for d in docs) / n or 1.0
     idf = {w: math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5)) for w in terms}

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..verifiers.encoding import PairEncoder
 from ._text import chunk_text
 from .lexical import combine, lexical_features
 from .network import (
@@ -117,6 +118,8 @@ class ChunkFilter:
         self.device = device
         base_dir = self.settings.base_dir()
         self.tokenizer = AutoTokenizer.from_pretrained(base_dir)
+        # (question, chunk) as the tokenizer pairs them, each text tokenised once
+        self._pairs = PairEncoder(self.tokenizer, self.settings.max_length)
         model = build_network(base_dir, self.settings.num_layers)
         load_delta(model, self.path / DELTA_NAME)
         if quantize is None:
@@ -152,19 +155,19 @@ class ChunkFilter:
         error (every chunk is kept and the error recorded)."""
         started = time.perf_counter()
         chunks = list(chunks)
+        tokens = [0] * len(chunks)
         try:
             texts = [chunk_text(c) for c in chunks]
-            scores = self._score(str(question or ""), texts) if texts else []
+            scores, tokens = self._score_counted(str(question or ""), texts)
             kept = select(scores, self.threshold, self.min_keep, self.max_keep)
             error = None
         except Exception as exc:  # fail open: never lose evidence to a filter bug
             self.errors += 1
             self.last_error = f"{type(exc).__name__}: {exc}"
             logger.warning("chunk filter failed, keeping all %d chunks: %s", len(chunks), exc)
-            texts, scores, kept, error = None, [], list(range(len(chunks))), self.last_error
+            scores, kept, error = [], list(range(len(chunks))), self.last_error
         kept_set = set(kept)
         dropped = [i for i in range(len(chunks)) if i not in kept_set]
-        tokens = self._token_counts(texts) if texts is not None else [0] * len(chunks)
         return FilterDecision(
             kept=kept,
             dropped=dropped,
@@ -178,36 +181,43 @@ class ChunkFilter:
             revision=self.revision,
         )
 
-    def _token_counts(self, texts: Sequence[str]) -> list[int]:
-        try:
-            encoded = self.tokenizer(list(texts), add_special_tokens=False, verbose=False)[
-                "input_ids"
-            ]
-            return [len(ids) for ids in encoded]
-        except Exception:  # accounting only
-            return [len(t.split()) for t in texts]
+    def _score_counted(self, question: str, texts: list[str]) -> tuple[list[float], list[int]]:
+        """Each chunk's score and its token count, every text tokenised once."""
+        if not texts:
+            return [], []
+        return self._score(question, texts), self._pairs.count(texts)
 
     def _score(self, question: str, texts: list[str]) -> list[float]:
         import torch
 
+        pairs = self._pairs.encode([(question,)] * len(texts), texts)
         out: list[float] = []
         with self._lock, torch.inference_mode():
             for start in range(0, len(texts), self.batch_size):
-                batch = texts[start : start + self.batch_size]
-                encoded = self.tokenizer(
-                    [question] * len(batch),
-                    batch,
-                    truncation="longest_first",
-                    max_length=self.settings.max_length,
-                    padding=True,
-                    return_tensors="pt",
-                ).to(self.device)
-                out.extend(self.model(**encoded).logits[:, 0].float().tolist())
+                rows = range(start, min(start + self.batch_size, len(texts)))
+                inputs = _padded(pairs.ids, pairs.types, rows, self.tokenizer.pad_token_id or 0)
+                tensors = {k: torch.tensor(v, device=self.device) for k, v in inputs.items()}
+                out.extend(self.model(**tensors).logits[:, 0].float().tolist())
         weights = self.settings.combine
         if weights:
-            rows = lexical_features(question, texts)
-            out = [combine(x, row, weights) for x, row in zip(out, rows, strict=True)]
+            features = lexical_features(question, texts)
+            out = [combine(x, row, weights) for x, row in zip(out, features, strict=True)]
         return [_sigmoid(x) for x in out]
+
+
+def _padded(
+    ids: list[list[int]], types: list[list[int]] | None, rows: range, pad: int
+) -> dict[str, list[list[int]]]:
+    """The model inputs of ``rows``, padded on the right to the longest, as the tokenizer pads."""
+    width = max(len(ids[i]) for i in rows)
+    fill = [width - len(ids[i]) for i in rows]
+    inputs = {
+        "input_ids": [ids[i] + [pad] * f for i, f in zip(rows, fill, strict=True)],
+        "attention_mask": [[1] * len(ids[i]) + [0] * f for i, f in zip(rows, fill, strict=True)],
+    }
+    if types is not None:
+        inputs["token_type_ids"] = [types[i] + [0] * f for i, f in zip(rows, fill, strict=True)]
+    return inputs
 
 
 def _quantized(model: Any) -> Any:

@@ -5,14 +5,16 @@ A packed premise is made of the request's sentences
 sentences and claims come back in round after round and request after request.
 :class:`PairEncoder` tokenises each piece once and builds a pair's input ids by concatenating the
 cached ids of its pieces between the tokenizer's special tokens, instead of re-tokenising the
-joined text.
+joined text. A pair longer than ``max_length`` is cut the way ``tokenizers`` cuts it
+(``longest_first``: :func:`longest_first`), checked against the tokenizer on probes when the
+encoder is made.
 
 That is exact only where the tokenizer never lets a token cross the whitespace that separates two
 pieces: a fast (``tokenizers``) tokenizer that splits words at whitespace before its model runs
 (BERT's WordPiece, byte-level BPE such as RoBERTa's, where a piece keeps its leading space),
 with a character-by-character normaliser and no added token that swallows the whitespace after
-it. Any other tokenizer, and any pair longer than ``max_length``, goes through the tokenizer on
-the joined text (with ``longest_first`` truncation), as before.
+it. Any other tokenizer goes through the tokenizer on the joined text (with ``longest_first``
+truncation), as does a pair too long for ``max_length`` where the probes find the cut different.
 """
 
 from __future__ import annotations
@@ -86,11 +88,17 @@ class PairEncoder:
         self._tokenizer_lock = threading.Lock()  # a fast tokenizer's settings change per call
         template = _template(tokenizer) if _concatenable(tokenizer) else None
         self.template = template
+        self._cuts = False  # whether a pair too long is cut here (else by the tokenizer)
         if template is not None:
             probe = [list(p) for p in _PROBE]
             claims = [_PROBE_CLAIM] * len(probe)
             if self.encode(probe, claims) != self._tokenize(probe, claims):
                 self.template = None  # a tokenizer the rules above do not describe
+                return
+            self._cuts = True
+            long = [[text] for text, _ in _long_probes(max_length)]
+            claims = [claim for _, claim in _long_probes(max_length)]
+            self._cuts = self.encode(long, claims) == self._tokenize(long, claims, cut=True)
 
     @property
     def exact(self) -> bool:
@@ -109,11 +117,11 @@ class PairEncoder:
         too_long: list[int] = []
         budget = self.max_length - template.specials
         for i, (pieces, hypothesis) in enumerate(zip(premises, hypotheses, strict=True)):
-            a = [t for piece in pieces for t in known[piece]]
-            b = known[hypothesis]
+            a: Sequence[int] = [t for piece in pieces for t in known[piece]]
+            b: Sequence[int] = known[hypothesis]
             if len(a) + len(b) > budget:
                 too_long.append(i)
-                a, b = [], ()  # replaced below
+                a, b = longest_first(a, b, budget) if self._cuts else ([], ())  # else below
             ids.append([*template.prefix, *a, *template.middle, *b, *template.suffix])
             if types is not None:
                 types.append(
@@ -123,7 +131,7 @@ class PairEncoder:
                     + [template.type_b] * len(b)
                     + template.suffix_types
                 )
-        if too_long:
+        if too_long and not self._cuts:
             cut = self._tokenize(
                 [premises[i] for i in too_long], [hypotheses[i] for i in too_long], cut=True
             )
@@ -195,6 +203,39 @@ class PairEncoder:
                     types[i] = shorter.types[j]
             too_long = long
         return Encoded(ids, types, too_long)
+
+
+def longest_first(a: Sequence[int], b: Sequence[int], budget: int) -> tuple[list[int], list[int]]:
+    """``a`` and ``b`` cut to ``budget`` tokens together as ``tokenizers`` cuts a pair
+    (``TruncationStrategy::LongestFirst``, from the right): the shorter keeps all it can up to
+    half the budget, the longer the rest."""
+    n1, n2 = len(a), len(b)
+    if n1 + n2 <= budget:
+        return list(a), list(b)
+    swap = n1 > n2
+    if swap:
+        n1, n2 = n2, n1
+    n2 = n1 if n1 > budget else max(n1, budget - n1)
+    if n1 + n2 > budget:
+        n1 = budget // 2
+        n2 = n1 + budget % 2
+    if swap:
+        n1, n2 = n2, n1
+    return list(a[:n1]), list(b[:n2])
+
+
+def _long_probes(max_length: int) -> list[tuple[str, str]]:
+    """Pairs too long for ``max_length``: the premise, the claim or both, odd and even."""
+    words = "The café's 3.5 km walk (北京) isn't far, e.g. ÉTÉ; ok."
+    long = " ".join([words] * (max_length // 4 + 2))
+    half = " ".join([words] * (max_length // 40 + 1))
+    return [
+        (long, _PROBE_CLAIM),
+        (_PROBE_CLAIM, long),
+        (long, long + " x"),
+        (half, long),
+        (long, half),
+    ]
 
 
 def _remember(cache: OrderedDict[str, Any], fresh: dict[str, Any], size: int) -> None:
