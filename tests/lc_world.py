@@ -22,6 +22,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.retrievers import BaseRetriever
 from langchain_core.vectorstores import InMemoryVectorStore
 
 STOP = {"the", "is", "a", "an", "of", "in", "was", "how", "what", "when", "and", "it", "who"}
@@ -34,6 +35,15 @@ CORPUS = [
     Document("Bananas are rich in potassium.", id="banana"),
     Document("The Seine flows through Paris.", id="seine"),
 ]
+
+
+class FixedRetriever(BaseRetriever):
+    """The same documents for every query: ``texts`` in order, ``metadata["n"]`` their index."""
+
+    texts: list[str]
+
+    def _get_relevant_documents(self, query: str, *, run_manager: Any) -> list[Document]:
+        return [Document(page_content=t, metadata={"n": i}) for i, t in enumerate(self.texts)]
 
 
 class KeywordEmbeddings(Embeddings):

@@ -48,15 +48,8 @@ class Broken:
 # -- LangChain ----------------------------------------------------------------------------------------
 lc_documents = pytest.importorskip("langchain_core.documents")
 lc_callbacks = pytest.importorskip("langchain_core.callbacks")
-lc_retrievers = pytest.importorskip("langchain_core.retrievers")
+FixedRetriever = pytest.importorskip("lc_world").FixedRetriever
 lc_runnables = pytest.importorskip("langchain_core.runnables")
-
-
-class FixedRetriever(lc_retrievers.BaseRetriever):
-    def _get_relevant_documents(self, query: str, *, run_manager: Any) -> list:
-        return [
-            lc_documents.Document(page_content=t, metadata={"n": i}) for i, t in enumerate(TEXTS)
-        ]
 
 
 class Events(lc_callbacks.BaseCallbackHandler):
@@ -73,7 +66,7 @@ def test_compressor_in_a_contextual_compression_retriever(chunk_filter: ChunkFil
 
     compressor = ChunkFilterCompressor(chunk_filter=chunk_filter)
     retriever = retrievers.ContextualCompressionRetriever(
-        base_compressor=compressor, base_retriever=FixedRetriever()
+        base_compressor=compressor, base_retriever=FixedRetriever(texts=TEXTS)
     )
     events = Events()
     docs = retriever.invoke(QUESTION, config={"callbacks": [events]})

@@ -176,20 +176,13 @@ def check_recorded(eng: EvidenceNecessityGraph, decision: Any) -> None:
 
 # -- LangChain ------------------------------------------------------------------------------------
 lc_documents = pytest.importorskip("langchain_core.documents")
-lc_retrievers = pytest.importorskip("langchain_core.retrievers")
+FixedRetriever = pytest.importorskip("lc_world").FixedRetriever
 lc_runnables = pytest.importorskip("langchain_core.runnables")
 lc_models = pytest.importorskip("langchain_core.language_models")
 lc_messages = pytest.importorskip("langchain_core.messages")
 lc_outputs = pytest.importorskip("langchain_core.outputs")
 lc_prompts = pytest.importorskip("langchain_core.prompts")
 lc_parsers = pytest.importorskip("langchain_core.output_parsers")
-
-
-class FixedRetriever(lc_retrievers.BaseRetriever):
-    def _get_relevant_documents(self, query: str, *, run_manager: Any) -> list:
-        return [
-            lc_documents.Document(page_content=t, metadata={"n": i}) for i, t in enumerate(TEXTS)
-        ]
 
 
 class AnswerModel(lc_models.BaseChatModel):
@@ -235,7 +228,7 @@ def compression(top_two: ChunkFilter) -> tuple[Any, Any]:
 
     compressor = ChunkFilterCompressor(chunk_filter=top_two)
     retriever = retrievers.ContextualCompressionRetriever(
-        base_compressor=compressor, base_retriever=FixedRetriever()
+        base_compressor=compressor, base_retriever=FixedRetriever(texts=TEXTS)
     )
     return compressor, retriever
 
@@ -265,7 +258,9 @@ def test_langchain_filter_events_stay_with_their_own_request(engine, top_two) ->
         eng = handler.result(run_id, timeout=10).eng
         assert eng.chunk_filter.calls == 1 and eng.counts.contexts_filtered == 2
     plain = uuid.uuid4()  # no filter in this chain: nothing listed
-    rag_chain(FixedRetriever()).invoke(QUESTION, config={"callbacks": [handler], "run_id": plain})
+    rag_chain(FixedRetriever(texts=TEXTS)).invoke(
+        QUESTION, config={"callbacks": [handler], "run_id": plain}
+    )
     eng = handler.result(plain, timeout=10).eng
     assert eng.chunk_filter is None and len(eng.contexts) == 4
 
@@ -313,7 +308,7 @@ def test_the_span_carries_the_filters_counts(engine, top_two) -> None:
     )
     compressor, retriever = compression(top_two)
     rag_chain(retriever).invoke(QUESTION, config={"callbacks": [handler]})
-    rag_chain(FixedRetriever()).invoke(QUESTION, config={"callbacks": [handler]})
+    rag_chain(FixedRetriever(texts=TEXTS)).invoke(QUESTION, config={"callbacks": [handler]})
     filtered, plain = [s for s in exporter.get_finished_spans() if s.name == SPAN_NAME]
     decision = compressor.last_decision
     assert filtered.attributes["ene.filter.dropped"] == 2
