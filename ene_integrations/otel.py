@@ -347,6 +347,7 @@ class NecessitySpanRecorder:
                 out["ene.filter.dropped"] = eng.chunk_filter.dropped
                 out["ene.filter.kept"] = eng.chunk_filter.kept
                 out["ene.filter.tokens_saved"] = eng.chunk_filter.tokens_saved
+                out["ene.filter.errors"] = len(eng.chunk_filter.errors)
         for i, evaluation in enumerate(evaluations):
             for field, value in evaluation.items():
                 if value is not None:

@@ -314,6 +314,7 @@ def test_the_span_carries_the_filters_counts(engine, top_two) -> None:
     assert filtered.attributes["ene.filter.dropped"] == 2
     assert filtered.attributes["ene.filter.kept"] == 2
     assert filtered.attributes["ene.filter.tokens_saved"] == decision.tokens_saved > 0
+    assert filtered.attributes["ene.filter.errors"] == 0
     assert filtered.attributes["ene.contexts.total"] == 2
     assert not any(key.startswith("ene.filter.") for key in plain.attributes)
     assert plain.attributes["ene.contexts.total"] == 4
