@@ -18,7 +18,7 @@ from fractions import Fraction
 from functools import lru_cache
 from itertools import pairwise
 
-from .quantities import PERIOD, per, quantities, spell, unit_of
+from .quantities import PERIOD, folded, per, quantities, spell, unit_of
 
 __all__ = ["Amount", "amounts", "outside", "same_amount"]
 
@@ -182,6 +182,29 @@ _BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)  # "between 7 and 9 hours
 _TOLERANCE = Fraction(1, 10)  # "about X" is stated by a value within a tenth of X
 
 
+_ORDINAL_HINT = re.compile(rf"\d(?:st|nd|rd|th)|{'|'.join(_ORDINAL_WORDS)}")
+
+
+def _may_match(text: str) -> frozenset[re.Pattern[str]]:
+    """The patterns of :func:`amounts` that may match ``text``: each leaves out a pattern only
+    where the text lacks a digit or a word that every match of that pattern holds
+    (tests/test_amount_scans.py), so that most sentences run few of them."""
+    low = folded(text)
+    digit = any(map(str.isdigit, text))
+    may = [_NOON] if "noon" in low or "mid" in low else []
+    if any(w in low for w in ("half", "quarter", "o'clock", "morning", "afternoon", "evening")):
+        may.append(_SPOKEN_CLOCK)
+    if digit:
+        may += [_YEAR, _DATE]
+        if ":" in text or "am" in low or "pm" in low or "a.m." in low or "p.m." in low:
+            may.append(_CLOCK)
+        if "°" in text or "degree" in low:
+            may.append(_TEMPERATURE)
+    if _ORDINAL_HINT.search(low):
+        may.append(_ORDINAL)
+    return frozenset(may)
+
+
 def _spoken_clock(m: re.Match[str]) -> tuple[Fraction, bool]:
     """Minutes after midnight of a clock time in words, and whether it may be 12 hours later."""
     word = (m["of"] or m["hour"]).lower()
@@ -209,22 +232,24 @@ def _clock(m: re.Match[str]) -> tuple[Fraction, bool]:
 def amounts(text: str) -> tuple[Amount, ...]:
     """The amounts, years, clock times and temperatures written in ``text`` that a claim must
     find stated, left to right."""
-    text = _AGE.sub(" ", text)  # same length: offsets hold
+    if "-old" in folded(text):
+        text = _AGE.sub(" ", text)  # same length: offsets hold
+    may = _may_match(text)
     found: list[Amount] = []
     taken: list[tuple[int, int]] = []
 
     def free(start: int, end: int) -> bool:
         return all(end <= a or start >= b for a, b in taken)
 
-    for m in _CLOCK.finditer(text):
+    for m in _CLOCK.finditer(text) if _CLOCK in may else ():
         value, half_day = _clock(m)
         found.append(Amount(m.start(), m.end(), m.group(), "clock", value, half_day=half_day))
         taken.append(m.span())
-    for m in _NOON.finditer(text):
+    for m in _NOON.finditer(text) if _NOON in may else ():
         value = Fraction(0 if m.group().lower() == "midnight" else 720)
         found.append(Amount(m.start(), m.end(), m.group(), "clock", value))
         taken.append(m.span())
-    for m in _SPOKEN_CLOCK.finditer(text):
+    for m in _SPOKEN_CLOCK.finditer(text) if _SPOKEN_CLOCK in may else ():
         if free(*m.span()):
             value, half_day = _spoken_clock(m)
             loose = bool(_ROUGHLY.search(text, 0, m.start()))  # "after 9 o'clock": not checked
@@ -234,20 +259,21 @@ def amounts(text: str) -> tuple[Amount, ...]:
                 )
             )
             taken.append(m.span())
-    for m in _TEMPERATURE.finditer(text):
+    for m in _TEMPERATURE.finditer(text) if _TEMPERATURE in may else ():
         n = Fraction(m["n"])
         celsius = (n - 32) * Fraction(5, 9) if m["scale"].lower().startswith("f") else n
         found.append(Amount(m.start(), m.end(), m.group(), "temperature", celsius, number=n))
         taken.append(m.span())
-    found.extend(_dates(text))
+    found.extend(_dates(text) if _DATE in may else ())
     taken.extend((d.start, d.end) for d in found if d.kind == "date")
     measures = quantities(text)
     measured = {q.start for q in measures if q.unit}  # "1500 metres" is no year
-    for m in _YEAR.finditer(text):
+    for m in _YEAR.finditer(text) if _YEAR in may else ():
         if free(*m.span()) and m.start() not in measured:
             found.append(Amount(m.start(), m.end(), m.group(), "year", Fraction(m.group())))
             taken.append(m.span())
-    for m in _ORDINAL.finditer(text):  # "the 27th", "the third": a count that names a thing
+    # "the 27th", "the third": a count that names a thing
+    for m in _ORDINAL.finditer(text) if _ORDINAL in may else ():
         if not free(*m.span()):
             continue  # the day of a date
         n = Fraction(m[1]) if m[1] else Fraction(_ORDINAL_WORDS[m[2].lower()])

@@ -15,11 +15,12 @@ Deterministic and offline; no model is involved.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-__all__ = ["Quantity", "align", "quantities", "spell", "unit_of"]
+__all__ = ["Quantity", "align", "folded", "quantities", "spell", "unit_of"]
 
 _SMALL_WORDS = [
     "zero",
@@ -414,13 +415,53 @@ _HINT = re.compile(
 )
 
 
+#: where a match of :data:`_PATTERN` may begin (its look-behind holds): a run of letters, a digit
+#: or a currency sign
+_START = re.compile(r"(?<![\w$€£.,-])(?:([^\W\d_]+)|[\d$€£])")
+#: the letters that match an ASCII letter in a pattern ignoring case without being one
+_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+#: a match that begins with letters begins with one of these words (or a number word with a unit
+#: written on: "fivekm")
+_OPENERS = frozenset(
+    [b.split()[0] for b in _BOUNDS]
+    + [w.split("-")[0] for w in _FREQUENCY_WORDS]
+    + [*_TIMES, "every", "each", "a", "an", "one", "half", *_SMALL, *_TENS]
+)
+_NUMBER_WORDS = (*_SMALL, *_TENS)
+
+
+def folded(text: str) -> str:
+    """``text`` lower-cased with the four letters that match an ASCII letter in a pattern ignoring
+    case written as that letter: a pattern ignoring case matches ASCII letters of ``text`` only
+    where this holds the same letters lower-cased (for quick checks before a pattern is run)."""
+    return text.lower() if text.isascii() else text.translate(_FOLD).lower()
+
+
+def _matches_of(text: str) -> Iterator[re.Match[str]]:
+    """``_PATTERN.finditer(text)``, trying the pattern only where a match may begin: the same
+    matches (tests/test_amount_scans.py), without running its many branches at every word."""
+    end = 0
+    for c in _START.finditer(text):
+        at = c.start()
+        if at < end:
+            continue
+        if c[1] is not None:
+            word = folded(c[1])
+            if word not in _OPENERS and not word.startswith(_NUMBER_WORDS):
+                continue
+        m = _PATTERN.match(text, at)
+        if m is not None:
+            yield m
+            end = m.end()
+
+
 @lru_cache(maxsize=1 << 14)
 def quantities(text: str) -> tuple[Quantity, ...]:
     """The amounts written in ``text``, left to right."""
     if not any(map(str.isdigit, text)) and not _HINT.search(text):
         return ()
     found = []
-    for m in _PATTERN.finditer(text):
+    for m in _matches_of(text):
         measured = _measure(m)
         if measured is None:
             continue
