@@ -211,3 +211,38 @@ def test_shipped_model_any_permutation(
 ) -> None:
     answer, contexts = SHIPPED_CASE
     assert_order_free(default_engine_model, answer, contexts, list(perm))
+
+
+@pytest.mark.determinism
+def test_the_eng_is_the_same_under_every_string_hash_seed() -> None:
+    """Sets and dicts of strings iterate in an order that follows ``PYTHONHASHSEED``: no verdict,
+    score or count may depend on it (every rule, the dev set's first 30 answers)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[1] / "benchmarks/data/necessity_dev.jsonl"
+    code = (
+        "import json; from ene_core import NecessityEngine;"
+        "from ene_core.verifiers.keyword import KeywordOracle;"
+        f"rows = [json.loads(l) for l in open({str(data)!r})][:30];"
+        "engine = NecessityEngine(KeywordOracle());"
+        "engs = [engine.evaluate(r['answer'], [c['text'] for c in r['chunks']], r.get('question'))"
+        " for r in rows];"
+        "print(json.dumps([[e.verdicts(), e.counts.model_dump(), e.stats.forward_pairs]"
+        " for e in engs], sort_keys=True))"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert len(outputs) == 1
+    assert len(json.loads(outputs.pop())) == 30
