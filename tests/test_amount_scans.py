@@ -95,3 +95,20 @@ def test_examples() -> None:
         "half pa\u017ft seven",
         "3rd",
     ]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_TEXTS)
+def test_reading_amounts_never_raises(text: str) -> None:
+    A.amounts.__wrapped__(text)  # letters re takes for ASCII ones included (long s, dotless i)
+
+
+def test_a_clock_in_words_reads_the_same_with_letters_re_takes_for_ascii() -> None:
+    def values(text: str) -> list[object]:
+        return [(a.kind, a.value, a.half_day) for a in A.amounts(text)]
+
+    assert values("half pa\u017ft \u017feven") == values("half past seven")
+    assert values("quarter to f\u0131ve in the morn\u0131ng") == values(
+        "quarter to five in the morning"
+    )
+    assert values("\u0130T'S TEN O'CLOCK") == values("it's ten o'clock")

@@ -207,14 +207,14 @@ def _may_match(text: str) -> frozenset[re.Pattern[str]]:
 
 def _spoken_clock(m: re.Match[str]) -> tuple[Fraction, bool]:
     """Minutes after midnight of a clock time in words, and whether it may be 12 hours later."""
-    word = (m["of"] or m["hour"]).lower()
+    word = folded(m["of"] or m["hour"])
     hour = _HOURS.index(word) + 1 if word in _HOURS else int(word)
     minutes = hour % 12 * 60
     if m["part"]:
-        step = 30 if m["part"].lower() == "half" else 15
-        minutes += step if m["rel"].lower() == "past" else -step
+        step = 30 if folded(m["part"]) == "half" else 15
+        minutes += step if folded(m["rel"]) == "past" else -step
     if m["when"]:
-        return Fraction(minutes % 720 + (0 if m["when"].lower() == "morning" else 720)), False
+        return Fraction(minutes % 720 + (0 if folded(m["when"]) == "morning" else 720)), False
     return Fraction(minutes % 720), True
 
 
@@ -224,7 +224,7 @@ def _clock(m: re.Match[str]) -> tuple[Fraction, bool]:
     else:
         hour, minute, ap = int(m["h12"]), int(m["m12"] or 0), m["ap12"]
     if ap:
-        hour = hour % 12 + (12 if ap.lower() == "p" else 0)
+        hour = hour % 12 + (12 if folded(ap) == "p" else 0)
     return Fraction(hour * 60 + minute), not ap and 1 <= hour <= 12
 
 
@@ -246,7 +246,7 @@ def amounts(text: str) -> tuple[Amount, ...]:
         found.append(Amount(m.start(), m.end(), m.group(), "clock", value, half_day=half_day))
         taken.append(m.span())
     for m in _NOON.finditer(text) if _NOON in may else ():
-        value = Fraction(0 if m.group().lower() == "midnight" else 720)
+        value = Fraction(0 if folded(m.group()) == "midnight" else 720)
         found.append(Amount(m.start(), m.end(), m.group(), "clock", value))
         taken.append(m.span())
     for m in _SPOKEN_CLOCK.finditer(text) if _SPOKEN_CLOCK in may else ():
@@ -261,7 +261,7 @@ def amounts(text: str) -> tuple[Amount, ...]:
             taken.append(m.span())
     for m in _TEMPERATURE.finditer(text) if _TEMPERATURE in may else ():
         n = Fraction(m["n"])
-        celsius = (n - 32) * Fraction(5, 9) if m["scale"].lower().startswith("f") else n
+        celsius = (n - 32) * Fraction(5, 9) if folded(m["scale"]).startswith("f") else n
         found.append(Amount(m.start(), m.end(), m.group(), "temperature", celsius, number=n))
         taken.append(m.span())
     found.extend(_dates(text) if _DATE in may else ())
@@ -276,7 +276,7 @@ def amounts(text: str) -> tuple[Amount, ...]:
     for m in _ORDINAL.finditer(text) if _ORDINAL in may else ():
         if not free(*m.span()):
             continue  # the day of a date
-        n = Fraction(m[1]) if m[1] else Fraction(_ORDINAL_WORDS[m[2].lower()])
+        n = Fraction(m[1]) if m[1] else Fraction(_ORDINAL_WORDS[folded(m[2])])
         loose = not m[1]  # "first opened" is no count to check
         found.append(
             Amount(m.start(), m.end(), m.group(), "count", n, number=n, label=True, loose=loose)
@@ -287,7 +287,7 @@ def amounts(text: str) -> tuple[Amount, ...]:
         follows, seen = seen, True
         if not free(q.start, q.end):
             continue
-        article = q.surface.split()[0].lower() in ("a", "an")
+        article = folded(q.surface.split()[0]) in ("a", "an")
         one = q.dimension == "count" and q.value == 1 and q.style != "digits"
         loose = (article and follows) or one  # "25 days a year", "one of the versions"
         kind, value, end = q.dimension, q.value, q.end
@@ -323,7 +323,7 @@ def amounts(text: str) -> tuple[Amount, ...]:
         # one end of a range takes the other's unit: "8 to 10 hours" is 8 hours to 10 hours
         plain = a.kind == "count" and not a.label
         joined = _RANGE.fullmatch(text, a.end, b.start) or (
-            text[a.end : b.start].strip().lower() == "and" and _BETWEEN.search(text, 0, a.start)
+            folded(text[a.end : b.start].strip()) == "and" and _BETWEEN.search(text, 0, a.start)
         )
         if plain and b.kind != "count" and b.number and joined:
             found[i] = replace(a, kind=b.kind, value=a.value * b.value / b.number)

@@ -129,7 +129,7 @@ _UNIT_WORDS = sorted(_UNITS, key=len, reverse=True)
 
 def unit_of(word: str) -> tuple[str, Fraction] | None:
     """``(dimension, size in the dimension's base unit)`` of a unit word, or ``None``."""
-    return _UNITS.get(word.lower())
+    return _UNITS.get(folded(word))
 
 
 _FREQUENCY_WORDS = {
@@ -207,7 +207,7 @@ _AND_PART = {
 
 def _and_part(text: str) -> Fraction:
     """The part "and a half", "a quarter" or "three quarters" adds."""
-    return _AND_PART[" ".join(text.lower().split()[-2:])]
+    return _AND_PART[" ".join(folded(text).split()[-2:])]
 
 
 #: "and a half", "and a quarter", "and three quarters" after a number or a unit
@@ -293,7 +293,7 @@ class Quantity:
 def _words_value(text: str) -> int | None:
     total = current = 0
     previous = ""
-    for token in re.split(r"[\s-]+", text.lower()):
+    for token in re.split(r"[\s-]+", folded(text)):
         if token == "and":
             continue
         if token in _SMALL or token in _TENS:
@@ -318,7 +318,7 @@ def _words_value(text: str) -> int | None:
 
 
 def _number(text: str) -> Fraction | None:
-    text = text.strip().lower()
+    text = folded(text.strip())
     if re.fullmatch(_DIGITS, text):
         return Fraction(text.replace(",", ""))
     if text in ("a", "an", "one"):
@@ -331,41 +331,41 @@ def _measure(m: re.Match[str]) -> tuple[str, Fraction, str, str] | None:
     """``(dimension, value in base units, unit as written, style)`` of one match."""
     g = m.groupdict()
     if g["freq_word"]:
-        return "frequency", _FREQUENCY_WORDS[g["freq_word"].lower()], "", "phrase"
+        return "frequency", _FREQUENCY_WORDS[folded(g["freq_word"])], "", "phrase"
     if g["every_unit"]:
-        unit = g["every_unit"].lower()
+        unit = folded(g["every_unit"])
         n = g["every_n"]
         steps = {"other": Fraction(2), "half": Fraction(1, 2)}
-        count = steps.get(n.lower(), _number(n)) if n else Fraction(1)
+        count = steps.get(folded(n), _number(n)) if n else Fraction(1)
         if count is None or (n is None and unit.endswith("s")):
             return None
         return "frequency", count * _period(unit), "", "phrase"
     if g["times"]:
-        times = g["times"].lower()
+        times = folded(g["times"])
         count = Fraction(_TIMES[times]) if times in _TIMES else _number(times[: -len(" times")])
         if not count:
             return None
         unit = g["times_unit"]  # "three times a day"; else "three times daily"
-        period = _period(unit.lower()) if unit else _FREQUENCY_WORDS[g["times_word"].lower()]
+        period = _period(folded(unit)) if unit else _FREQUENCY_WORDS[folded(g["times_word"])]
         return "frequency", period / count, "", "phrase"
     if g["half_of"]:
-        dimension, size = _UNITS[g["half_unit"].lower()]
+        dimension, size = _UNITS[folded(g["half_unit"])]
         return dimension, size / 2, g["half_unit"], "phrase"
     if g["part_unit"]:
         n = _number(g["part_n"])
         if n is None:
             return None
-        share = n / _ORDINAL_SHARES[g["part_d"].lower()]
-        dimension, size = _UNITS[g["part_unit"].lower()]
+        share = n / _ORDINAL_SHARES[folded(g["part_d"])]
+        dimension, size = _UNITS[folded(g["part_unit"])]
         return dimension, size * share, g["part_unit"], "phrase"
     if g["uh_unit"]:
-        dimension, size = _UNITS[g["uh_unit"].lower()]
+        dimension, size = _UNITS[folded(g["uh_unit"])]
         return dimension, size * (1 + _and_part(g["uh_part"])), g["uh_unit"], "phrase"
     if g["share_d"]:
         n = _number(g["share_n"])
         if n is None:
             return None
-        return "share", n / _ORDINAL_SHARES[g["share_d"].lower()], "", "phrase"
+        return "share", n / _ORDINAL_SHARES[folded(g["share_d"])], "", "phrase"
     if g["bare_half"]:
         return "share", Fraction(1, 2), "", "phrase"
     if g["percent_n"]:
@@ -374,7 +374,7 @@ def _measure(m: re.Match[str]) -> tuple[str, Fraction, str, str] | None:
     if g["digits"]:
         value = Fraction(g["digits"].replace(",", ""))
         if g["scale"]:
-            value *= _SCALES[g["scale"].lower()]
+            value *= _SCALES[folded(g["scale"])]
         style = "digits"
     elif g["words"]:
         number = _number(g["words"])
@@ -393,12 +393,12 @@ def _measure(m: re.Match[str]) -> tuple[str, Fraction, str, str] | None:
     if g["currency"]:
         return "money:" + _CURRENCY[g["currency"]], value, "", style
     if g["unit"]:
-        dimension, size = _UNITS[g["unit"].lower()]
+        dimension, size = _UNITS[folded(g["unit"])]
         if dimension == "money":
-            dimension = "money:" + _CURRENCY_OF.get(g["unit"].lower()[:3], "dollars")
-        return dimension, (value + _OFFSET.get(g["unit"].lower(), 0)) * size, g["unit"], style
+            dimension = "money:" + _CURRENCY_OF.get(folded(g["unit"])[:3], "dollars")
+        return dimension, (value + _OFFSET.get(folded(g["unit"]), 0)) * size, g["unit"], style
     # "a dozen eggs" is 12; "a" alone is no count, and "half a dozen" is not read
-    if g["article"] and (not g["dozen"] or m.string[: m.start()].lower().endswith("half ")):
+    if g["article"] and (not g["dozen"] or folded(m.string[: m.start()]).endswith("half ")):
         return None
     digits = g["digits"] or ""
     if re.fullmatch(r"1\d{3}|20\d{2}|21\d{2}", digits) and not g["bound"]:
@@ -466,8 +466,8 @@ def quantities(text: str) -> tuple[Quantity, ...]:
         if measured is None:
             continue
         dimension, value, unit, style = measured
-        bound = _BOUNDS[re.sub(r"\s+", " ", m["bound"].lower())] if m["bound"] else ""
-        bound = bound or _OR_BOUNDS.get((m["or_bound"] or "").lower(), "")
+        bound = _BOUNDS[re.sub(r"\s+", " ", folded(m["bound"]))] if m["bound"] else ""
+        bound = bound or _OR_BOUNDS.get(folded(m["or_bound"] or ""), "")
         found.append(Quantity(m.start(), m.end(), m.group(), dimension, value, bound, unit, style))
     return tuple(_compounds(text, found))
 
@@ -489,7 +489,7 @@ def _compounds(text: str, found: list[Quantity]) -> list[Quantity]:
             and not q.bound
             and _JOIN.fullmatch(text, p.end, q.start)
         ):
-            big, small = _UNITS[p.unit.lower()][1], _UNITS[q.unit.lower()][1]
+            big, small = _UNITS[folded(p.unit)][1], _UNITS[folded(q.unit)][1]
             if small < big and q.value < big:
                 out[-1] = Quantity(
                     p.start, q.end, text[p.start : q.end], "time", p.value + q.value, p.bound,
@@ -523,8 +523,8 @@ def _format(value: Fraction, like: Quantity) -> str | None:
     if like.dimension == "share":
         size = Fraction(1, 100)
     else:
-        size = _UNITS[like.unit.lower()][1] if like.unit.lower() in _UNITS else Fraction(1)
-    n = value / size - _OFFSET.get(like.unit.lower(), 0)
+        size = _UNITS[folded(like.unit)][1] if folded(like.unit) in _UNITS else Fraction(1)
+    n = value / size - _OFFSET.get(folded(like.unit), 0)
     if n.denominator not in (1, 2, 4, 5, 8, 10, 20, 25, 40, 50, 100, 125, 200, 250, 500, 1000):
         return None  # not a short decimal: the conversion would round
     number = f"{float(n):.3f}".rstrip("0").rstrip(".") if n.denominator != 1 else str(n)
@@ -535,10 +535,10 @@ def _format(value: Fraction, like: Quantity) -> str | None:
     if like.dimension == "share":
         return f"{number}%" if "%" in like.surface else f"{number} percent"
     unit = like.unit
-    if unit and unit.lower() not in _ABBREVIATIONS:
+    if unit and folded(unit) not in _ABBREVIATIONS:
         singular = _singular(unit)
         unit = singular if n == 1 else _plural(singular)
-    at = like.surface.lower().rfind(like.unit.lower())
+    at = folded(like.surface).rfind(folded(like.unit))
     before = like.surface[at - 1] if at > 0 else " "
     gap = "" if before.isdigit() else "-" if before == "-" else " "
     return f"{number}{gap}{unit}" if unit else number
@@ -558,15 +558,15 @@ def _fraction(value: Fraction) -> str | None:
 
 
 def _singular(word: str) -> str:
-    if word.lower().endswith("ies"):
+    if folded(word).endswith("ies"):
         return word[:-3] + "y"
-    return word[:-1] if word.lower().endswith("s") else word
+    return word[:-1] if folded(word).endswith("s") else word
 
 
 def _plural(word: str) -> str:
     return (
         word[:-1] + "ies"
-        if word.lower().endswith("y") and word[-2:-1] not in "aeiou"
+        if folded(word).endswith("y") and word[-2:-1] not in "aeiou"
         else word + "s"
     )
 
@@ -588,7 +588,7 @@ def _matches(claim: tuple[Quantity, ...], q: Quantity) -> tuple[str, bool] | Non
     same = [c for c in claim if c.dimension == q.dimension]
     for c in same:
         if c.value == q.value and c.bound == q.bound:
-            return None if c.surface.lower() == q.surface.lower() else (c.surface, c.start == 0)
+            return None if folded(c.surface) == folded(q.surface) else (c.surface, c.start == 0)
     if not same or q.bound:
         return None
     c = same[0]
@@ -600,7 +600,7 @@ def _matches(claim: tuple[Quantity, ...], q: Quantity) -> tuple[str, bool] | Non
         return None
     # a different value: the same amount in the claim's unit or style (its first amount of
     # this kind, so that aligning twice changes nothing), where that is exact
-    units = c.unit and q.unit and c.unit.lower() != q.unit.lower()
+    units = c.unit and q.unit and folded(c.unit) != folded(q.unit)
     convert = (
         (q.dimension in ("length", "mass", "time") and units and c.style != "phrase")
         or (q.dimension == "share" and (c.style == "phrase") != (q.style == "phrase"))
@@ -632,7 +632,7 @@ def per(text: str, end: int) -> tuple[str, int] | None:
     """The period of a rate written after the amount that ends at ``end`` ("month" of "30 euros
     per month", "annum" as "year") and where the rate ends; ``None`` for no rate."""
     m = _PER.match(text, end)
-    return (m[1].lower().replace("annum", "year"), m.end()) if m else None
+    return (folded(m[1]).replace("annum", "year"), m.end()) if m else None
 
 
 def _rate(
