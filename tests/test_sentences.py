@@ -95,6 +95,31 @@ WORDS = [
     "viz.",
     "no.",
     "Ab12",
+    # the marks decided inside a piece (issue 56): initialisms, capitals, numbers, quotes, ";"
+    "NBA.",
+    "1990s.",
+    "US",
+    "TMCC",
+    "82nd",
+    "Jr.",
+    "Jr.,",
+    "(18",
+    "volts).",
+    "W.",
+    "Ippu-Do.",
+    "c.",
+    "January",
+    '"Silene"',
+    'yes."',
+    "said,\u201d",
+    "jeweller;",
+    "Woolf",
+    "A.M.",
+    "Inc.,",
+    "2,500",
+    "\u2026",
+    "His",
+    "Army",
 ]
 MARKS = [".", "!", "?", "", ". ", ".  "]
 
@@ -164,3 +189,47 @@ def test_the_fast_path_gives_syntoks_spans_on_real_texts(shared_data: Path) -> N
 )
 def test_sure_boundaries_and_one_sentence_pieces_agree_with_syntok(line: str) -> None:
     assert sentences._line_starts(line) == sentences._syntok_starts(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # marks the fast path decides inside a piece: syntok goes on ...
+        "He met John F. Kennedy in Dallas. It was late.",  # initials
+        "He lived on St. Mary Street. It was old.",  # an abbreviation, no starter after
+        "It is in the U.S. capital today. He joined the U.S. Army in 1990. Later he left.",
+        "It topped at No. 1 in May. Then it fell to No. 12 again.",  # "no" before a number
+        "Donald Trump Jr., Jared Kushner and Inc. staff met. They talked.",  # ".,"
+        'He called it a "stream of things," then left. She said "yes." he wrote.',
+        "The singer (born c. 1964) is big. It is so.",  # a mark inside a short bracket
+        "It rose at 5 P.M. Eastern time. It fell at 6 P.M. Then rose.",  # the fixups decide
+        "I saw Smith vs. Jones today. It was fine e.g. The Hobbit is one.",
+        "It is an odd one\u2026 It goes on. Yes.",  # not a terminal to syntok
+        # ... or ends a sentence
+        "The team won the NBA. He was glad. It grew in the 1990s. Many came.",
+        "It was (18 volts). TMCC is a system. It ran at 3.5. US 127 passes by.",
+        "She won in 2010. 2 more came. He saw Ippu-Do. His work was good.",
+        'It is the song "Lost". "Later" was next. He said "yes." She left.',
+        "It was a jeweller; Woolf said so. It was a jeweller; he said so.",
+        "It is the U.S. It is big. It was H.W. Bush who won.",
+    ],
+)
+def test_marks_inside_a_piece_agree_with_syntok(line: str) -> None:
+    assert sentences._line_starts(line) == sentences._syntok_starts(line)
+
+
+def test_marks_inside_a_piece_skip_syntok(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    real = sentences._syntok_starts
+    monkeypatch.setattr(sentences, "_syntok_starts", lambda line: calls.append(line) or real(line))
+    text = (
+        "He joined the U.S. Army in 1990 (born c. 1964). TMCC won the NBA. He met John F. "
+        'Kennedy; he said "yes." It was fine.'
+    )
+    assert [text[a:b] for a, b in split_sentences(text)] == [
+        "He joined the U.S. Army in 1990 (born c. 1964). ",
+        "TMCC won the NBA. ",
+        'He met John F. Kennedy; he said "yes." ',
+        "It was fine.",
+    ]
+    assert calls == []
