@@ -151,14 +151,18 @@ def _inner_marks(piece: str) -> list[int]:
     # (a piece ends at a sure boundary, a mark and spaces, or at the end of its line, where
     # closing quotation marks go with the sentence before)
     body = piece.rstrip().rstrip(".!?\u2026\"\u201d'\u2019")
-    inner = [m.start() for m in _TERMINATOR.finditer(body) if not _in_word(body, m.start())]
-    return sorted(inner + [i for i, c in enumerate(body) if c == ";"])
+    return [m.start() for m in _INNER_MARK.finditer(body) if not _in_word(body, m.start())]
 
 
 def _in_word(text: str, i: int) -> bool:
     """Whether the mark ``text[i]`` is inside a word token ("U.S", "A.J"): between letters or
-    digits, not after a lower-case letter (there the tokenizer splits it off)."""
-    return 0 < i < len(text) - 1 and text[i - 1] in _NOT_LOWER and text[i + 1].isalnum()
+    digits, not after a lower-case letter (there the tokenizer splits it off); ";" never."""
+    return (
+        0 < i < len(text) - 1
+        and text[i] != ";"
+        and text[i - 1] in _NOT_LOWER
+        and text[i + 1].isalnum()
+    )
 
 
 _NOT_LOWER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
@@ -190,7 +194,7 @@ def _mark_kind(piece: str, i: int) -> str | None:
     after = _AFTER_MARK.match(piece, i + 1)
     if after is None:
         return None
-    chunk = _CHUNK_END.search(piece, 0, i)[0]  # type: ignore[index]
+    chunk = _word_before(piece, i)  # the whitespace-delimited chunk up to the mark
     tail = chunk.rstrip(_TAIL)
     if not tail or not tail[-1].isalnum():
         return None  # no letter or digit: the chunk is one token, the mark not one of its own
@@ -273,11 +277,14 @@ _SURE = re.compile(
     r"|(?:(?<=\s)|^)[\"\u201c\u2018']?(?P<quoted>[A-Za-z]+)[\"\u201d\u2019'])"
     r"(?P<mark>[.!?])\s+(?=[A-Z][a-z])"
 )
+_GAP = re.compile(r"[.!?]\s+(?=[A-Z][a-z])")  # where a sure boundary's mark may be
 # a sentence mark that may end a sentence (not inside "1.5", "bbc.co.uk", "a.m"); syntok's
 # rarer terminals too
 _TERMINATOR = re.compile(
     r"[.!?\u2026\u3002\uff01\uff1f\u203c\u203d\u2047-\u2049\ufe52\ufe57\uff0e\uff61](?![a-z0-9])"
 )
+# a sentence mark inside a piece: a terminator, or ";" (syntok's terminal too)
+_INNER_MARK = re.compile(f"{_TERMINATOR.pattern}|;")
 # what the fast path leaves to syntok: ";" (a terminal to syntok), and what its tokenizer and
 # Python split differently (the zero-width space, information separators)
 _UNSURE = re.compile(r"[\u200b\u180e\x1c-\x1f]")
@@ -293,7 +300,6 @@ _AFTER_MARK = re.compile(
 # a whitespace-delimited chunk that is one token: letters and digits with no lower-case letter
 # before an upper-case one, or an initialism of capitals ("U.S")
 _BEFORE_MARK = re.compile(r"(?:[A-Z0-9]*[a-z0-9]*|[A-Z](?:\.[A-Z])+)\Z")
-_CHUNK_END = re.compile(r"\S*\Z")  # the chunk that ends where the search ends
 _TAIL = ")]\"'\u201d\u2019"  # closing marks that are tokens of their own after a word
 _RUN = re.compile(r"[^\W_]+")  # letters and digits (str.isalnum)
 _MARK = re.compile(r"[^\w\s]|_")  # neither (nor a space)
@@ -304,7 +310,12 @@ def _sure_cuts(line: str) -> list[int]:
     not_after, months, roman = _not_after(), _months(), _roman()
     cuts = [0]
     spans: list[tuple[int, int]] | None = None
-    for m in _SURE.finditer(line):
+    for gap in _GAP.finditer(line):
+        # a sure boundary's match starts where the chunk before the mark starts
+        i = gap.start()
+        m = _SURE.match(line, i - len(_word_before(line, i)))
+        if m is None or m.start("mark") != i:
+            continue
         word = m["word"]
         if m["quoted"]:
             sure = True
@@ -362,8 +373,19 @@ def _bracket_marks(text: str) -> list[re.Match[str]]:
     marks = list(pattern.finditer(text))
     if not marks:
         return marks
+    end = len(text) - 1
+    if all(
+        (m.start() == 0 or _space_or_alnum(text[m.start() - 1]))
+        and (m.start() == end or _space_or_alnum(text[m.start() + 1]))
+        for m in marks
+    ):
+        return marks  # every bracket between spaces, letters and digits: none in a run
     alone = [m.span() for m in _MARKS_ALONE.finditer(text) if m.end() - m.start() > 1]
     return [m for m in marks if not any(a <= m.start() < b for a, b in alone)]
+
+
+def _space_or_alnum(c: str) -> bool:
+    return c.isspace() or c.isalnum()
 
 
 _MARKS_ALONE = re.compile(r"(?<!\S)(?:[^\w\s]|_)+(?!\S)")  # a chunk with no str.isalnum
