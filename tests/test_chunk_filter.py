@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 
 import pytest
+from hash_seeds import outputs_under_hash_seeds
 
 from ene_core.filtering._text import chunk_text
 from ene_core.filtering.model import ChunkFilter, select
@@ -195,23 +195,11 @@ def test_train_filter_command_from_engs(keyword_engine, tmp_path: Path, capsys) 
 
 def test_lexical_features_are_the_same_in_every_process() -> None:
     """Sums over the question's words run in one order whatever the string hash seed."""
-    import subprocess
-    import sys
-
     code = (
         "import random; from ene_core.filtering.lexical import lexical_features as f;"
         "r = random.Random(0); v = [f'w{i}' for i in range(60)];"
         "t = lambda k: ' '.join(r.choice(v) for _ in range(k));"
         "print([f(t(12), [t(40) for _ in range(6)]) for _ in range(40)])"
     )
-    outputs = {
-        subprocess.run(
-            [sys.executable, "-c", code],
-            env={**os.environ, "PYTHONHASHSEED": seed},
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        for seed in ("1", "2", "3", "4")
-    }
+    outputs = outputs_under_hash_seeds(code, ("1", "2", "3", "4"))
     assert len(outputs) == 1 and "0." in outputs.pop()  # four seeds, one answer

@@ -218,10 +218,9 @@ def test_the_eng_is_the_same_under_every_string_hash_seed() -> None:
     """Sets and dicts of strings iterate in an order that follows ``PYTHONHASHSEED``: no verdict,
     score or count may depend on it (every rule, the dev set's first 30 answers)."""
     import json
-    import os
-    import subprocess
-    import sys
     from pathlib import Path
+
+    from hash_seeds import outputs_under_hash_seeds
 
     data = Path(__file__).resolve().parents[1] / "benchmarks/data/necessity_dev.jsonl"
     code = (
@@ -234,15 +233,6 @@ def test_the_eng_is_the_same_under_every_string_hash_seed() -> None:
         "print(json.dumps([[e.verdicts(), e.counts.model_dump(), e.stats.forward_pairs]"
         " for e in engs], sort_keys=True))"
     )
-    outputs = {
-        subprocess.run(
-            [sys.executable, "-c", code],
-            env={**os.environ, "PYTHONHASHSEED": seed},
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        for seed in ("1", "2", "3")
-    }
+    outputs = outputs_under_hash_seeds(code)
     assert len(outputs) == 1
     assert len(json.loads(outputs.pop())) == 30
