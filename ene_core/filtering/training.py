@@ -194,19 +194,23 @@ def score_pairs(
     with torch.inference_mode():
         for start in range(0, len(order), 64):
             idx = order[start : start + 64]
-            enc = tokenizer(
-                [pairs[i].question for i in idx],
-                [pairs[i].text for i in idx],
-                truncation="longest_first",
-                max_length=max_length,
-                padding=True,
-                return_tensors="pt",
-            )
-            raw = model(**enc).logits[:, 0]
+            raw = model(**_inputs(tokenizer, [pairs[i] for i in idx], max_length)).logits[:, 0]
             values = (raw if logits else torch.sigmoid(raw)).tolist()
             for i, v in zip(idx, values, strict=True):
                 out[i] = float(v)
     return out
+
+
+def _inputs(tokenizer: Any, pairs: Sequence[Pair], max_length: int) -> Any:
+    """The network's inputs for ``pairs``: (question, chunk), cut and padded as the filter's."""
+    return tokenizer(
+        [p.question for p in pairs],
+        [p.text for p in pairs],
+        truncation="longest_first",
+        max_length=max_length,
+        padding=True,
+        return_tensors="pt",
+    )
 
 
 def pair_features(pairs: Sequence[Pair]) -> list[list[float]]:
@@ -369,14 +373,7 @@ def train_filter(
         for batch in _batches(train_pairs, batch_size, rng):
             if max_steps is not None and step >= max_steps:
                 break
-            enc = tokenizer(
-                [train_pairs[i].question for i in batch],
-                [train_pairs[i].text for i in batch],
-                truncation="longest_first",
-                max_length=max_length,
-                padding=True,
-                return_tensors="pt",
-            )
+            enc = _inputs(tokenizer, [train_pairs[i] for i in batch], max_length)
             labels = torch.tensor([float(train_pairs[i].label) for i in batch])
             weights = torch.tensor([train_pairs[i].weight for i in batch])
             logits = model(**enc).logits[:, 0]
