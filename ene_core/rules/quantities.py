@@ -418,8 +418,11 @@ _HINT = re.compile(
 #: where a match of :data:`_PATTERN` may begin (its look-behind holds): a run of letters, a digit
 #: or a currency sign
 _START = re.compile(r"(?<![\w$€£.,-])(?:([^\W\d_]+)|[\d$€£])")
-#: the letters that match an ASCII letter in a pattern ignoring case without being one
-_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+#: the letters that match an ASCII letter in a pattern ignoring case without being one, and the
+#: Greek mu, which a pattern ignoring case takes for the micro sign of "µg"
+_FOLD = str.maketrans(
+    {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k", "\u039c": "µ", "\u03bc": "µ"}
+)
 #: a match that begins with letters begins with one of these words (or a number word with a unit
 #: written on: "fivekm")
 _OPENERS = frozenset(
@@ -432,8 +435,9 @@ _NUMBER_WORDS = (*_SMALL, *_TENS)
 
 def folded(text: str) -> str:
     """``text`` lower-cased with the four letters that match an ASCII letter in a pattern ignoring
-    case written as that letter: a pattern ignoring case matches ASCII letters of ``text`` only
-    where this holds the same letters lower-cased (for quick checks before a pattern is run)."""
+    case written as that letter (and a Greek mu as the micro sign): a pattern ignoring case
+    matches ASCII letters of ``text`` only where this holds the same letters lower-cased (for quick
+    checks before a pattern is run), and a matched word looked up folded finds its entry."""
     return text.lower() if text.isascii() else text.translate(_FOLD).lower()
 
 
