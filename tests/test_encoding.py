@@ -168,6 +168,11 @@ def test_each_piece_is_tokenised_once() -> None:
     assert second.ids[1] == counting("The tower is in Paris.", "It is.")["input_ids"]
     assert first.ids[0] == counting("".join(pieces), "The tower is tall.")["input_ids"]
     assert encoder.count(["The tower is in Paris.", "x"]) == [6, 1]
+    calls = counting.calls
+    assert encoder.count(pieces) == [
+        len(counting(p, add_special_tokens=False)["input_ids"]) for p in pieces
+    ]
+    assert counting.calls == calls + len(pieces)  # the pieces' counts came from their cached ids
 
 
 @pytest.mark.parametrize("name", sorted(TOKENIZERS))

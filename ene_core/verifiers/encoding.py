@@ -142,9 +142,11 @@ class PairEncoder:
         return Encoded(ids, types, too_long)
 
     def count(self, texts: Sequence[str]) -> list[int]:
-        """Tokens of each text without special tokens, cached by text."""
+        """Tokens of each text without special tokens, cached by text (a text already
+        tokenised as a pair's piece is not tokenised again)."""
         with self._lock:
             found = {t: self._counts[t] for t in texts if t in self._counts}
+            found.update((t, len(self._ids[t])) for t in texts if t not in found and t in self._ids)
         missing = sorted({t for t in texts if t not in found})
         if missing:
             with self._tokenizer_lock:
