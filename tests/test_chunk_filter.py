@@ -139,6 +139,103 @@ def test_training_writes_a_loadable_filter_with_split_checkpoints_and_threshold(
     assert len(trained.scores(QUESTION, [HOURS, *OFF_TOPIC])) == 4
 
 
+def _tiny_pairs() -> list:
+    from ene_core.filtering.training import Pair
+
+    pairs = []
+    for k in range(6):
+        pairs.append(Pair(f"{QUESTION} ({k})", HOURS, 1, 1.0 + k / 10, f"r{k}"))
+        pairs += [Pair(QUESTION, text[: 20 + 9 * k], 0, 1.0, f"r{k}") for text in OFF_TOPIC]
+    return pairs
+
+
+def test_the_trained_layers_alone_give_the_networks_logits() -> None:
+    """Training runs the frozen part once and the trained layers on its output: the logits are
+    the network's own, from cached and from recomputed outputs, and with every layer trained
+    the dropout draws are the network's own too."""
+    import torch
+    from transformers import AutoTokenizer
+
+    from ene_core.filtering.network import build_network
+    from ene_core.filtering.training import (
+        _collate,
+        _encode,
+        _FrozenPart,
+        _head_logits,
+        _inputs,
+    )
+
+    base = FilterSettings().base_dir()
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    model = build_network(base, 2)
+    pairs = _tiny_pairs()[:9]
+    inputs = _inputs(tokenizer, pairs, 24)
+    ids, types = _encode(tokenizer, pairs, 24)
+    rows = list(range(len(pairs)))
+    for key, value in _collate(ids, types, tokenizer.pad_token_id).items():
+        assert torch.equal(value, inputs[key]), key
+    with torch.inference_mode():
+        expected = model(**inputs).logits[:, 0]
+        for frozen_layers in (0, 1):
+            for cache_bytes in (1 << 30, 0):
+                part = _FrozenPart(
+                    model, frozen_layers, ids, types, tokenizer.pad_token_id, cache_bytes
+                )
+                assert part.cached == bool(cache_bytes)
+                hidden, mask = part(rows)
+                got = _head_logits(model, hidden, mask, frozen_layers)
+                assert torch.allclose(got, expected, atol=1e-5), (frozen_layers, cache_bytes)
+    model.train()
+    part = _FrozenPart(model, 0, ids, types, tokenizer.pad_token_id, 1 << 30)
+    torch.manual_seed(3)
+    expected = model(**inputs).logits[:, 0]
+    torch.manual_seed(3)
+    hidden, mask = part(rows)
+    hidden = torch.nn.functional.dropout(hidden, model.bert.embeddings.dropout.p, training=True)
+    got = _head_logits(model, hidden, mask, 0)
+    assert torch.allclose(got, expected, atol=1e-5)
+    assert not torch.allclose(got, model(**inputs).logits[:, 0], atol=1e-3)  # other draws
+
+
+def test_training_is_deterministic_and_trains_only_the_unfrozen_layers(tmp_path: Path) -> None:
+    from safetensors.torch import load_file
+
+    from ene_core.filtering.training import train_filter
+
+    pairs = _tiny_pairs()
+    common = dict(num_layers=2, max_length=32, batch_size=4, max_steps=3, epochs=2)
+    common.update(checkpoint_every=2, threads=1, lexical=False)
+
+    def train(name: str, **options) -> dict:
+        out = tmp_path / name
+        settings = train_filter(pairs[:16], pairs[16:], out, **common, **options)
+        assert settings.training["frozen_layers"] == options.get("frozen_layers", 0)
+        assert settings.training["threads"] == 1
+        return load_file(str(out / "delta.safetensors"))
+
+    first, again = train("a", frozen_layers=1), train("b", frozen_layers=1)
+    assert first.keys() == again.keys()
+    assert all(first[k].equal(again[k]) for k in first)  # the same bytes, run after run
+    recomputed = train(
+        "c", frozen_layers=1, feature_cache_mb=0
+    )  # the frozen layer run for every batch
+    assert all(first[k].float().allclose(recomputed[k].float(), atol=2e-3) for k in first)
+    base = load_file(str(FilterSettings().base_dir() / "model.safetensors"))
+    layer0 = [k for k in first if k.startswith("bert.encoder.layer.0.")]
+    layer1 = [k for k in first if k.startswith("bert.encoder.layer.1.")]
+    assert layer0 and layer1
+    assert all(first[k].equal(base[k].half()) for k in layer0)  # frozen
+    assert not all(first[k].equal(base[k].half()) for k in layer1)  # trained
+    every = train("d")
+    assert not all(every[k].equal(base[k].half()) for k in layer0)
+    assert (tmp_path / "a" / "checkpoints" / "step-2" / "delta.safetensors").exists()
+    assert (
+        len(ChunkFilter(tmp_path / "a" / "checkpoints" / "step-2").scores(QUESTION, [HOURS])) == 1
+    )
+    with pytest.raises(ValueError, match="frozen_layers"):
+        train_filter(pairs[:16], pairs[16:], tmp_path / "e", num_layers=2, frozen_layers=2)
+
+
 def test_labels_from_an_eng(keyword_engine) -> None:
     from ene_core.filtering.labels import needed_contexts, pairs_from_eng
 
@@ -191,6 +288,8 @@ def test_train_filter_command_from_engs(keyword_engine, tmp_path: Path, capsys) 
     assert len(ChunkFilter(out).keep("When does the museum open?", contexts)) >= 1
     assert main([str(tmp_path / "missing.jsonl"), "--out", str(out)]) == 1  # an input error
     assert "missing.jsonl: no such file" in capsys.readouterr().err
+    assert main([*argv, "--frozen-layers", "1"]) == 1  # --layers 1 has none to freeze
+    assert "--frozen-layers must be 0 to 0" in capsys.readouterr().err
 
 
 def test_lexical_features_are_the_same_in_every_process() -> None:

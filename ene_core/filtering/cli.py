@@ -40,7 +40,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--min-keep", type=int, default=1)
     parser.add_argument("--max-keep", type=int, default=None)
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch CPU threads (0: the cores available); the same count gives the same weights",
+    )
+    parser.add_argument(
+        "--frozen-layers",
+        type=int,
+        default=0,
+        help="encoder layers kept frozen, their output computed once a pair (0 to --layers - 1): "
+        "faster, a worse filter (docs/chunk-filter.md)",
+    )
+    parser.add_argument(
+        "--feature-cache-mb",
+        type=int,
+        default=2048,
+        help="memory for the frozen layers' outputs (about 1.5 KB a token); above it they are "
+        "recomputed each batch",
+    )
     parser.add_argument("--checkpoint-every", type=int, default=200, help="steps")
     parser.add_argument("--max-steps", type=int, default=None)
     parser.add_argument("--seed", type=int, default=0)
@@ -50,6 +69,9 @@ def run(args: argparse.Namespace) -> int:
     """Read the ENGs, split by request, train, calibrate, write ``--out``. Returns 0."""
     from .labels import pairs_from_engs, read_engs
     from .training import split_groups, train_filter
+
+    if not 0 <= args.frozen_layers < args.layers:
+        raise EneError(f"--frozen-layers must be 0 to {args.layers - 1} (--layers {args.layers})")
 
     def engs():
         for path in args.engs:
@@ -76,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         learning_rate=args.learning_rate,
         threads=args.threads,
+        frozen_layers=args.frozen_layers,
+        feature_cache_mb=args.feature_cache_mb,
         seed=args.seed,
         target_kept=args.target_kept,
         min_keep=args.min_keep,
