@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import multiprocessing
+import os
 import random
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -86,6 +91,109 @@ def test_cpu_passes_hold_one_pair_whatever_the_batch_size(tiny_model_dir: str) -
         assert oracle.score(PAIRS) == reference
         assert {rows for rows, _ in oracle.model.shapes} == {1}
         assert oracle.padding["rows"] == oracle.padding["pairs"] == len(PAIRS)
+
+
+# Pairs of the shipped verifier's size: its one-pair passes sum 1,536 terms in the feed-forward
+# output, which MKL splits between threads (on this 2-core Xeon 109 of 177 HotpotQA pairs came
+# out different in their last digits with 2 threads than with 1).
+THREAD_PAIRS = [
+    (
+        "The Eiffel Tower was completed in 1889 for the World's Fair. " * (i % 4 + 1)
+        + f"It is {300 + i} metres tall and was the tallest structure in the world until 1930.",
+        f"The tower is {300 + i % 3} metres tall.",
+    )
+    for i in range(12)
+]
+
+
+class ThreadProbe(torch.nn.Module):
+    """Wraps a model and records torch's intra-op thread count during each forward pass."""
+
+    def __init__(self, inner: torch.nn.Module) -> None:
+        super().__init__()
+        self.inner, self.threads, self.runners = inner, [], set()
+
+    def forward(self, **kwargs):  # type: ignore[no-untyped-def]
+        self.threads.append(torch.get_num_threads())
+        self.runners.add(threading.get_ident())
+        return self.inner(**kwargs)
+
+
+@pytest.mark.determinism
+def test_cpu_scores_do_not_depend_on_torch_threads() -> None:
+    """The same digits whatever torch's thread count (a 2-core laptop, a 64-core server): the
+    passes run with ``cpu_threads``, and the caller's thread count is set back after."""
+    oracle = NLIOracle(device="cpu")
+    probe = oracle.model = ThreadProbe(oracle.model)
+    before = torch.get_num_threads()
+    try:
+        results = []
+        for threads in (1, 2, 4):
+            torch.set_num_threads(threads)
+            probe.runners.clear()
+            results.append(oracle.score(THREAD_PAIRS))
+            assert torch.get_num_threads() == threads
+            # the threads torch was given run one-thread passes side by side
+            assert len(probe.runners) == 1 if threads == 1 else len(probe.runners) > 1
+        assert set(probe.threads) == {1}
+        assert results[1] == results[0] and results[2] == results[0]  # bitwise equal
+        # left alone, torch's count decides (and it is not changed)
+        loose = NLIOracle(device="cpu", cpu_threads=None)
+        loose.model = ThreadProbe(loose.model)
+        torch.set_num_threads(2)
+        loose.score(THREAD_PAIRS[:2])
+        assert set(loose.model.threads) == {2} and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.determinism
+def test_oracles_with_other_thread_counts_never_change_them_under_each_other(
+    tiny_model_dir: str,
+) -> None:
+    one = NLIOracle(tiny_model_dir, device="cpu", cpu_threads=1)
+    two = NLIOracle(tiny_model_dir, device="cpu", cpu_threads=2)
+    one.model, two.model = ThreadProbe(one.model), ThreadProbe(two.model)
+    expected = {id(o): o.score(PAIRS) for o in (one, two)}
+    with ThreadPoolExecutor(4) as pool:
+        runs = [pool.submit(o.score, PAIRS) for _ in range(6) for o in (one, two)]
+        for future, oracle in zip(runs, [o for _ in range(6) for o in (one, two)], strict=True):
+            assert future.result() == expected[id(oracle)]
+    assert set(one.model.threads) == {1} and set(two.model.threads) == {2}
+
+
+def _score_in_child(oracle: NLIOracle, results: Any) -> None:
+    results.put(oracle.score(PAIRS[:6]))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX only")
+def test_a_forked_process_scores_with_its_own_worker_threads(tiny_model_dir: str) -> None:
+    """A process forked after the oracle ran passes on worker threads has none of them: it
+    makes its own (it would otherwise wait for threads that do not exist)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        oracle = NLIOracle(tiny_model_dir, device="cpu")
+        expected = oracle.score(PAIRS[:6])  # two workers in the parent
+        fork = multiprocessing.get_context("fork")
+        results = fork.Queue()
+        child = fork.Process(target=_score_in_child, args=(oracle, results))
+        child.start()
+        try:
+            got = results.get(timeout=120)
+            child.join(timeout=60)
+        finally:
+            if child.is_alive():
+                child.kill()
+        assert child.exitcode == 0 and got == expected
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_cpu_threads_must_be_positive(tiny_model_dir: str) -> None:
+    for bad in (0, -1, 1.5, "2"):
+        with pytest.raises(InvalidInputError, match="cpu_threads"):
+            NLIOracle(tiny_model_dir, device="cpu", cpu_threads=bad)  # type: ignore[arg-type]
 
 
 def test_a_lone_pair_is_read_from_its_tokens_as_the_gather_would_build_it(

@@ -118,6 +118,7 @@ class ChunkFilter:
         self.device = device
         base_dir = self.settings.base_dir()
         self.tokenizer = AutoTokenizer.from_pretrained(base_dir)
+        self.tokenizer.model_max_length = 1 << 30  # pairs are cut here (no warning on long chunks)
         # (question, chunk) as the tokenizer pairs them, each text tokenised once
         self._pairs = PairEncoder(self.tokenizer, self.settings.max_length)
         model = build_network(base_dir, self.settings.num_layers)

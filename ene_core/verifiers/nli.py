@@ -13,7 +13,9 @@ import os
 import re
 import threading
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,10 @@ from .remote_code import check_remote_code
 from .windows import aggregate, premise_windows, single_text
 
 logger = logging.getLogger("ene")
+
+# Held while a deterministic CPU call runs with its own torch thread count (NLIOracle._threads),
+# so that two oracles never change it under each other's passes.
+_THREADS = threading.RLock()
 
 
 DEFAULT_MODEL_DIR = Path(__file__).parents[1] / "models" / "ene-nli-mini"
@@ -94,6 +100,18 @@ class NLIOracle:
     guarantee for less padding: length-sorted groups padded to their longest pair, whose last
     digits can then depend on the neighbours.
 
+    Threads: MKL also splits a small GEMM's sum between threads (a one-pair pass's feed-forward
+    output, 1,536 terms), so a pair's last digits would depend on torch's thread count, which
+    defaults to the machine's cores. A deterministic CPU call therefore runs each pass with
+    ``cpu_threads`` intra-op threads (default 1: the same digits on a 2-core laptop and a
+    64-core server) and runs ``torch.get_num_threads() // cpu_threads`` passes at once on the
+    oracle's worker threads, so it still uses the threads torch was given (on a 2-core CPU two
+    one-thread passes at once read more pairs per second than one two-thread pass). Torch's
+    thread count is set for the call and set back after it, under a lock that every oracle of
+    the process shares; torch work on other threads of the process runs with that count
+    meanwhile. ``cpu_threads=None`` leaves torch's setting alone and runs one pass at a time
+    (the digits then follow the thread count).
+
     Device: ``device=``, else the ``ENE_DEVICE`` environment variable, else CUDA when available.
     On CUDA the weights run in bfloat16 (float16 without bf16 support; ``dtype=`` overrides) with
     the softmax in float32; each call's tokens go over in one pinned, non-blocking copy, the
@@ -122,6 +140,7 @@ class NLIOracle:
         max_batch_tokens: int | None = None,
         bucket_tokens: int = 16,
         deterministic: bool = True,
+        cpu_threads: int | None = 1,
         overlap: bool | None = None,
         input: str | None = None,
         separator: str | None = None,
@@ -202,6 +221,11 @@ class NLIOracle:
             raise InvalidInputError(f"bucket_tokens must be a positive int, got {bucket_tokens!r}")
         self.bucket_tokens = int(bucket_tokens)
         self.deterministic = deterministic
+        if cpu_threads is not None and (not isinstance(cpu_threads, int) or cpu_threads < 1):
+            raise InvalidInputError(
+                f"cpu_threads must be a positive int or None, got {cpu_threads!r}"
+            )
+        self.cpu_threads = cpu_threads
         self.overlap = on_gpu if overlap is None else bool(overlap)
         self.name = "ene-nli-mini" if model is None else str(model)
         self.revision = getattr(config, "_commit_hash", None) or _fingerprint(path)
@@ -223,6 +247,9 @@ class NLIOracle:
         sep = getattr(self.tokenizer, "sep_token", None)
         self.separator = separator or declared.separator or (f" {sep} " if sep else " ")
         self._lock = threading.Lock()
+        self._counting = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None  # one-pair CPU passes (_run_groups)
+        self._pool_owner = (0, 0)  # the process and worker count the pool was made for
         self.padding = {"pairs": 0, "rows": 0, "tokens": 0, "padded_tokens": 0}
         self.oom_splits = 0
         self.oom_token_cap: int | None = None  # rows x length per forward, set by an OOM
@@ -323,18 +350,17 @@ class NLIOracle:
         out: list[Scores] = [Scores(0.0, 0.0)] * len(pairs)
         parts: list[tuple[list[int], Any]] = []
         failure = ""
-        with self._lock, self._torch.inference_mode():
+        with self._lock, self._torch.inference_mode(), self._threads() as workers:
             try:
                 tokens = self._upload(ids, types)
                 groups = self._groups(lengths)
                 if on_scored is not None:
                     groups.sort(key=lambda g: max(g[0]))
                 copies: list[tuple[list[int], Any, Any]] = []  # results on their way back
-                for group, length, rows in groups:
-                    reported = len(parts)
-                    self._run_group(group, length, rows, tokens, lengths, parts)
+                for done in self._run_groups(groups, tokens, lengths, workers):
+                    parts += done
                     if on_scored is not None:
-                        copies += [self._fetch(part, probs) for part, probs in parts[reported:]]
+                        copies += [self._fetch(part, probs) for part, probs in done]
                         self._report(copies, on_scored, truncated, out, wait=False)
                 if on_scored is not None:
                     self._report(copies, on_scored, truncated, out, wait=True)
@@ -354,6 +380,66 @@ class NLIOracle:
                     "NLIOracle(device='cpu')"
                 )
         return out
+
+    @contextmanager
+    def _threads(self) -> Iterator[int]:
+        """Torch's intra-op threads held at ``cpu_threads`` for a deterministic CPU call (see the
+        class docstring), then set back; gives the passes' worker count: torch's thread count
+        divided by ``cpu_threads``, so the call uses the threads torch was given."""
+        if self.cpu_threads is None or not self.deterministic or self.device.type != "cpu":
+            yield 1
+            return
+        torch = self._torch
+        with _THREADS:
+            before = torch.get_num_threads()
+            if before != self.cpu_threads:
+                torch.set_num_threads(self.cpu_threads)
+            try:
+                yield max(1, before // self.cpu_threads)
+            finally:
+                if torch.get_num_threads() != before:
+                    torch.set_num_threads(before)
+
+    def _run_groups(
+        self,
+        groups: list[tuple[list[int], int, int]],
+        tokens: _Tokens,
+        lengths: list[int],
+        workers: int,
+    ) -> Iterator[list[tuple[list[int], Any]]]:
+        """Each group's passes (:meth:`_run_group`), in order; with ``workers`` > 1 (one-pair
+        CPU passes at ``cpu_threads``) several run at once on the oracle's worker threads: a
+        pass's arithmetic is its pair's alone, whichever thread runs it."""
+        if workers <= 1 or len(groups) <= 1 or any(rows > 1 for _, _, rows in groups):
+            for group, length, rows in groups:  # (an out-of-memory split is sequential)
+                done: list[tuple[list[int], Any]] = []
+                self._run_group(group, length, rows, tokens, lengths, done)
+                yield done
+            return
+        if self._pool is None or self._pool_owner != (os.getpid(), workers):
+            if self._pool is not None and self._pool_owner[0] == os.getpid():
+                self._pool.shutdown(wait=False)
+            # (a forked child has none of its parent's threads: it makes its own pool)
+            self._pool = ThreadPoolExecutor(workers, thread_name_prefix="ene-cpu-pass")
+            self._pool_owner = (os.getpid(), workers)
+        torch, threads = self._torch, self.cpu_threads or 1
+
+        def run(group: list[int], length: int, rows: int) -> list[tuple[list[int], Any]]:
+            if torch.get_num_threads() != threads:  # this thread's own OpenMP setting
+                torch.set_num_threads(threads)
+            done: list[tuple[list[int], Any]] = []
+            with torch.inference_mode():
+                self._run_group(group, length, rows, tokens, lengths, done)
+            return done
+
+        futures = [self._pool.submit(run, *group) for group in groups]
+        try:
+            for future in futures:
+                yield future.result()
+        finally:
+            for future in futures:
+                future.cancel()
+            wait(futures)  # none still running when the call returns
 
     def _fetch(self, part: list[int], probs: Any) -> tuple[list[int], Any, Any]:
         """Start bringing one pass's results to the host: on CUDA a non-blocking copy into
@@ -451,10 +537,11 @@ class NLIOracle:
             message = ""
             try:
                 out = self._forward(tokens, part, length, size)
-                self.padding["pairs"] += len(part)
-                self.padding["rows"] += size
-                self.padding["tokens"] += sum(lengths[i] for i in part)
-                self.padding["padded_tokens"] += size * length
+                with self._counting:  # passes may run on several worker threads
+                    self.padding["pairs"] += len(part)
+                    self.padding["rows"] += size
+                    self.padding["tokens"] += sum(lengths[i] for i in part)
+                    self.padding["padded_tokens"] += size * length
             except self._oom_errors as exc:
                 message = _first_line(exc)
                 out = None  # leave the except block first: its traceback holds the tensors
