@@ -108,9 +108,11 @@ class NLIOracle:
     oracle's worker threads, so it still uses the threads torch was given (on a 2-core CPU two
     one-thread passes at once read more pairs per second than one two-thread pass). Torch's
     thread count is set for the call and set back after it, under a lock that every oracle of
-    the process shares; torch work on other threads of the process runs with that count
-    meanwhile. ``cpu_threads=None`` leaves torch's setting alone and runs one pass at a time
-    (the digits then follow the thread count).
+    the process shares (torch has no per-thread setting). Torch work on other threads of the
+    process runs with that count meanwhile, and a thread whose first parallel torch call falls
+    in that time keeps it (torch reads it once per thread): where other threads of the process
+    run torch on the CPU, pass ``cpu_threads=None``, which leaves torch's setting alone and runs
+    one pass at a time (the digits then follow the thread count).
 
     Device: ``device=``, else the ``ENE_DEVICE`` environment variable, else CUDA when available.
     On CUDA the weights run in bfloat16 (float16 without bf16 support; ``dtype=`` overrides) with
