@@ -29,7 +29,7 @@ from ene_core import (  # noqa: E402
     OracleOutOfMemoryError,
 )
 from ene_core.testing import make_tiny_nli_model  # noqa: E402
-from ene_core.verifiers.nli import DEVICE_ENV, label_indices  # noqa: E402
+from ene_core.verifiers.nli import DEVICE_ENV, _own_threads, label_indices  # noqa: E402
 
 PAIRS = [
     ("The cat sat on the mat. " * (i % 7 + 1) + "Paris is the capital.", f"The cat sat {i}.")
@@ -160,6 +160,35 @@ def test_oracles_with_other_thread_counts_never_change_them_under_each_other(
         for future, oracle in zip(runs, [o for _ in range(6) for o in (one, two)], strict=True):
             assert future.result() == expected[id(oracle)]
     assert set(one.model.threads) == {1} and set(two.model.threads) == {2}
+
+
+@pytest.mark.skipif(_own_threads() is None, reason="torch without MKL: the process-wide setting")
+def test_other_threads_keep_torchs_thread_count_during_a_call() -> None:
+    """Torch's thread count is process-wide and read once per thread: ENE's passes hold their
+    own count on their own threads, so a thread of the host that first uses torch while ENE
+    scores still gets the host's count."""
+    seen: list[int] = []
+
+    class FirstTorchCall(ThreadProbe):
+        def forward(self, **kwargs):  # type: ignore[no-untyped-def]
+            if not seen:
+                host = threading.Thread(target=lambda: seen.append(torch.get_num_threads()))
+                host.start()
+                host.join()
+            return super().forward(**kwargs)
+
+    before = torch.get_num_threads()
+    try:
+        for threads in (1, 2, 3):
+            torch.set_num_threads(threads)
+            oracle = NLIOracle(device="cpu")
+            oracle.model = FirstTorchCall(oracle.model)
+            seen.clear()
+            oracle.score(THREAD_PAIRS[:4])
+            assert seen == [threads] and set(oracle.model.threads) == {1}
+            assert torch.get_num_threads() == threads
+    finally:
+        torch.set_num_threads(before)
 
 
 def _score_in_child(oracle: NLIOracle, results: Any) -> None:

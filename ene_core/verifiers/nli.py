@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import hashlib
 import logging
 import math
@@ -35,9 +37,45 @@ from .windows import aggregate, premise_windows, single_text
 
 logger = logging.getLogger("ene")
 
-# Held while a deterministic CPU call runs with its own torch thread count (NLIOracle._threads),
-# so that two oracles never change it under each other's passes.
+# Held while a deterministic CPU call sets torch's process-wide thread count (NLIOracle._threads,
+# where a thread cannot set its own), so that two oracles never change it under each other.
 _THREADS = threading.RLock()
+
+
+class _OwnThreads:
+    """Sets the calling thread's own OpenMP and MKL thread counts (torch's setting is
+    process-wide): :meth:`pin` gives what :meth:`unpin` sets back."""
+
+    def __init__(self, torch: Any, omp: Any, mkl: Any) -> None:
+        self.torch, self.omp, self.mkl = torch, omp, mkl
+
+    def pin(self, threads: int) -> tuple[int, int]:
+        before = self.torch.get_num_threads()  # also torch's per-thread setup, else it undoes ours
+        self.omp(threads)
+        return before, self.mkl(threads)  # MKL's: the thread's own count before (0: none)
+
+    def unpin(self, before: tuple[int, int]) -> None:
+        self.omp(before[0])
+        self.mkl(before[1])
+
+
+@functools.cache
+def _own_threads() -> _OwnThreads | None:
+    """:class:`_OwnThreads` where torch links MKL and exports both runtimes' C interfaces (x86
+    Linux wheels); else None."""
+    import torch
+
+    library = Path(torch.__file__).parent / "lib" / "libtorch_cpu.so"
+    if not torch.backends.mkl.is_available() or not library.exists():
+        return None
+    try:
+        lib = ctypes.CDLL(str(library))
+        omp, mkl = lib.omp_set_num_threads, lib.MKL_Set_Num_Threads_Local
+    except (OSError, AttributeError):
+        return None
+    omp.argtypes, omp.restype = [ctypes.c_int], None
+    mkl.argtypes, mkl.restype = [ctypes.c_int], ctypes.c_int
+    return _OwnThreads(torch, omp, mkl)
 
 
 DEFAULT_MODEL_DIR = Path(__file__).parents[1] / "models" / "ene-nli-mini"
@@ -103,16 +141,15 @@ class NLIOracle:
     Threads: MKL also splits a small GEMM's sum between threads (a one-pair pass's feed-forward
     output, 1,536 terms), so a pair's last digits would depend on torch's thread count, which
     defaults to the machine's cores. A deterministic CPU call therefore runs each pass with
-    ``cpu_threads`` intra-op threads (default 1: the same digits on a 2-core laptop and a
-    64-core server) and runs ``torch.get_num_threads() // cpu_threads`` passes at once on the
-    oracle's worker threads, so it still uses the threads torch was given (on a 2-core CPU two
-    one-thread passes at once read more pairs per second than one two-thread pass). Torch's
-    thread count is set for the call and set back after it, under a lock that every oracle of
-    the process shares (torch has no per-thread setting). Torch work on other threads of the
-    process runs with that count meanwhile, and a thread whose first parallel torch call falls
-    in that time keeps it (torch reads it once per thread): where other threads of the process
-    run torch on the CPU, pass ``cpu_threads=None``, which leaves torch's setting alone and runs
-    one pass at a time (the digits then follow the thread count).
+    ``cpu_threads`` threads (default 1: the same digits on a 2-core laptop and a 64-core
+    server), ``torch.get_num_threads() // cpu_threads`` passes at once on the oracle's worker
+    threads (on a 2-core CPU two one-thread passes at once read more pairs per second than one
+    two-thread pass), or one at a time on the calling thread when that is one. Each of those
+    threads holds its own OpenMP and MKL count, so torch's process-wide setting and the host's
+    other threads are left alone; where torch has no MKL (no per-thread count), torch's setting
+    is changed for the call and set back after it, under a lock every oracle shares, and other
+    threads of the process see it meanwhile. ``cpu_threads=None`` leaves every setting alone and
+    runs one pass at a time (the digits then follow torch's thread count).
 
     Device: ``device=``, else the ``ENE_DEVICE`` environment variable, else CUDA when available.
     On CUDA the weights run in bfloat16 (float16 without bf16 support; ``dtype=`` overrides) with
@@ -251,7 +288,7 @@ class NLIOracle:
         self._lock = threading.Lock()
         self._counting = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None  # one-pair CPU passes (_run_groups)
-        self._pool_owner = (0, 0)  # the process and worker count the pool was made for
+        self._pool_owner = (0, 0, 0)  # the process, workers and threads the pool was made for
         self.padding = {"pairs": 0, "rows": 0, "tokens": 0, "padded_tokens": 0}
         self.oom_splits = 0
         self.oom_token_cap: int | None = None  # rows x length per forward, set by an OOM
@@ -385,13 +422,26 @@ class NLIOracle:
 
     @contextmanager
     def _threads(self) -> Iterator[int]:
-        """Torch's intra-op threads held at ``cpu_threads`` for a deterministic CPU call (see the
-        class docstring), then set back; gives the passes' worker count: torch's thread count
-        divided by ``cpu_threads``, so the call uses the threads torch was given."""
+        """The worker threads a deterministic CPU call runs its passes on, each with
+        ``cpu_threads`` threads (see the class docstring): torch's thread count divided by
+        ``cpu_threads``, so the call uses the threads torch was given; 0: the calling thread,
+        held at ``cpu_threads`` for the call (one worker's worth), or as torch is set. Where a
+        thread cannot set its own count, torch's is set for the call and set back after it."""
         if self.cpu_threads is None or not self.deterministic or self.device.type != "cpu":
-            yield 1
+            yield 0
             return
-        torch = self._torch
+        torch, own = self._torch, _own_threads()
+        if own is not None:  # each thread holds its own count: nothing else changes
+            workers = torch.get_num_threads() // self.cpu_threads
+            if workers > 1:
+                yield workers
+                return
+            before = own.pin(self.cpu_threads)  # one at a time: on this thread
+            try:
+                yield 0
+            finally:
+                own.unpin(before)
+            return
         with _THREADS:
             before = torch.get_num_threads()
             if before != self.cpu_threads:
@@ -409,25 +459,29 @@ class NLIOracle:
         lengths: list[int],
         workers: int,
     ) -> Iterator[list[tuple[list[int], Any]]]:
-        """Each group's passes (:meth:`_run_group`), in order; with ``workers`` > 1 (one-pair
-        CPU passes at ``cpu_threads``) several run at once on the oracle's worker threads: a
-        pass's arithmetic is its pair's alone, whichever thread runs it."""
-        if workers <= 1 or len(groups) <= 1 or any(rows > 1 for _, _, rows in groups):
+        """Each group's passes (:meth:`_run_group`), in order; on ``workers`` worker threads at
+        ``cpu_threads`` each when there are any (one-pair CPU passes): a pass's arithmetic is its
+        pair's alone, whichever thread runs it."""
+        if not workers or any(rows > 1 for _, _, rows in groups):
             for group, length, rows in groups:  # (an out-of-memory split is sequential)
                 done: list[tuple[list[int], Any]] = []
                 self._run_group(group, length, rows, tokens, lengths, done)
                 yield done
             return
-        if self._pool is None or self._pool_owner != (os.getpid(), workers):
+        torch, threads, own = self._torch, self.cpu_threads or 1, _own_threads()
+        if self._pool is None or self._pool_owner != (os.getpid(), workers, threads):
             if self._pool is not None and self._pool_owner[0] == os.getpid():
                 self._pool.shutdown(wait=False)
             # (a forked child has none of its parent's threads: it makes its own pool)
-            self._pool = ThreadPoolExecutor(workers, thread_name_prefix="ene-cpu-pass")
-            self._pool_owner = (os.getpid(), workers)
-        torch, threads = self._torch, self.cpu_threads or 1
+            self._pool = ThreadPoolExecutor(
+                workers,
+                thread_name_prefix="ene-cpu-pass",
+                initializer=None if own is None else functools.partial(own.pin, threads),
+            )
+            self._pool_owner = (os.getpid(), workers, threads)
 
         def run(group: list[int], length: int, rows: int) -> list[tuple[list[int], Any]]:
-            if torch.get_num_threads() != threads:  # this thread's own OpenMP setting
+            if own is None and torch.get_num_threads() != threads:  # as _threads set it
                 torch.set_num_threads(threads)
             done: list[tuple[list[int], Any]] = []
             with torch.inference_mode():
