@@ -64,6 +64,33 @@ def test_scores_do_not_depend_on_the_neighbours(models: dict[str, str], batch_si
     assert all(0.0 < s.entail < 1.0 and s.contra == 0.0 for s in together)
 
 
+@pytest.mark.determinism
+def test_cpu_passes_run_with_cpu_threads_whatever_torchs_count(models: dict[str, str]) -> None:
+    """As NLIOracle's: a pass's last digits would otherwise follow the machine's core count."""
+    import torch
+
+    oracle = Seq2SeqOracle(models["random"], device="cpu")
+    inner, seen = oracle.model, []
+
+    def forward(**kwargs):  # type: ignore[no-untyped-def]
+        seen.append(torch.get_num_threads())
+        return inner(**kwargs)
+
+    oracle.model = forward  # type: ignore[assignment]
+    before = torch.get_num_threads()
+    try:
+        results = []
+        for threads in (1, 2, 4):
+            torch.set_num_threads(threads)
+            results.append(oracle.score(PAIRS))
+            assert torch.get_num_threads() == threads
+        assert set(seen) == {1} and results[0] == results[1] == results[2]
+        with pytest.raises(InvalidInputError, match="cpu_threads"):
+            Seq2SeqOracle(models["random"], cpu_threads=0)
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_a_premise_too_long_is_cut_on_record(models: dict[str, str]) -> None:
     oracle = Seq2SeqOracle(models["random"], max_length=40)
     long, short = oracle.score([("word " * 200, "A cat sat."), PAIRS[0]])

@@ -59,6 +59,38 @@ class _OwnThreads:
         self.mkl(before[1])
 
 
+def checked_cpu_threads(value: Any) -> int | None:
+    """An oracle's ``cpu_threads``: a positive int or None, else :class:`InvalidInputError`."""
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+        raise InvalidInputError(f"cpu_threads must be a positive int or None, got {value!r}")
+    return value
+
+
+@contextmanager
+def threads_held(torch: Any, threads: int) -> Iterator[None]:
+    """The calling thread runs torch with ``threads`` threads until the block ends: with a count
+    of its own where it can hold one (:func:`_own_threads`), else with torch's process-wide count,
+    set back after the block (under a lock every oracle shares, so two never change it under
+    each other)."""
+    own = _own_threads()
+    if own is not None:
+        pinned = own.pin(threads)
+        try:
+            yield
+        finally:
+            own.unpin(pinned)
+        return
+    with _THREADS:
+        before = torch.get_num_threads()
+        if before != threads:
+            torch.set_num_threads(threads)
+        try:
+            yield
+        finally:
+            if torch.get_num_threads() != before:
+                torch.set_num_threads(before)
+
+
 @functools.cache
 def _own_threads() -> _OwnThreads | None:
     """:class:`_OwnThreads` where torch links MKL and exports both runtimes' C interfaces (x86
@@ -260,11 +292,7 @@ class NLIOracle:
             raise InvalidInputError(f"bucket_tokens must be a positive int, got {bucket_tokens!r}")
         self.bucket_tokens = int(bucket_tokens)
         self.deterministic = deterministic
-        if cpu_threads is not None and (not isinstance(cpu_threads, int) or cpu_threads < 1):
-            raise InvalidInputError(
-                f"cpu_threads must be a positive int or None, got {cpu_threads!r}"
-            )
-        self.cpu_threads = cpu_threads
+        self.cpu_threads = checked_cpu_threads(cpu_threads)
         self.overlap = on_gpu if overlap is None else bool(overlap)
         self.name = "ene-nli-mini" if model is None else str(model)
         self.revision = getattr(config, "_commit_hash", None) or _fingerprint(path)
@@ -430,27 +458,12 @@ class NLIOracle:
         if self.cpu_threads is None or not self.deterministic or self.device.type != "cpu":
             yield 0
             return
-        torch, own = self._torch, _own_threads()
-        if own is not None:  # each thread holds its own count: nothing else changes
-            workers = torch.get_num_threads() // self.cpu_threads
-            if workers > 1:
-                yield workers
-                return
-            before = own.pin(self.cpu_threads)  # one at a time: on this thread
-            try:
-                yield 0
-            finally:
-                own.unpin(before)
+        workers = self._torch.get_num_threads() // self.cpu_threads
+        if workers > 1 and _own_threads() is not None:  # each holds its own count
+            yield workers
             return
-        with _THREADS:
-            before = torch.get_num_threads()
-            if before != self.cpu_threads:
-                torch.set_num_threads(self.cpu_threads)
-            try:
-                yield max(1, before // self.cpu_threads)
-            finally:
-                if torch.get_num_threads() != before:
-                    torch.set_num_threads(before)
+        with threads_held(self._torch, self.cpu_threads):
+            yield workers if workers > 1 else 0  # (0: one at a time, on this thread)
 
     def _run_groups(
         self,

@@ -13,18 +13,29 @@ shape is not enough (MKL picks a GEMM's micro-kernel by a row's place in the mat
 :class:`~ene_core.verifiers.nli.NLIOracle`), so there each forward pass holds one pair at its own
 length, without padding; ``batch_size`` applies on a GPU. (On a tiny T5 on this CPU, groups of 8
 and 32 rows gave the same scores alone and together, within 1.8e-7 of one pair per pass, and were
-twice as fast; the guarantee is kept instead.)
+twice as fast; the guarantee is kept instead.) The passes run with ``cpu_threads`` threads
+(default 1), as :class:`~ene_core.verifiers.nli.NLIOracle`'s do, so that their last digits do not
+follow the machine's core count; ``cpu_threads=None`` leaves torch's setting alone.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from contextlib import nullcontext
 from pathlib import Path
 
 from ..errors import InvalidInputError, ModelNotFoundError, OracleError
 from .declared import read_declaration
-from .nli import _fingerprint, _pick_device, _pick_dtype, _resolve, _round_up
+from .nli import (
+    _fingerprint,
+    _pick_device,
+    _pick_dtype,
+    _resolve,
+    _round_up,
+    checked_cpu_threads,
+    threads_held,
+)
 from .protocol import Scores
 from .remote_code import check_remote_code
 from .windows import token_offsets
@@ -71,11 +82,13 @@ class Seq2SeqOracle:
         batch_size: int | None = None,
         max_batch_tokens: int | None = None,
         bucket_tokens: int = 16,
+        cpu_threads: int | None = 1,
         threshold: float | None = None,
         trust_remote_code: bool = False,
     ) -> None:
         if bucket_tokens < 1:
             raise InvalidInputError(f"bucket_tokens must be a positive int, got {bucket_tokens!r}")
+        self.cpu_threads = checked_cpu_threads(cpu_threads)
         path = _resolve(model)
         check_remote_code(path, trust_remote_code, model)
         declared = read_declaration(path).only(
@@ -167,7 +180,12 @@ class Seq2SeqOracle:
         for i, (ids, _) in enumerate(encoded):
             length = min(_round_up(len(ids), self.bucket_tokens), self.max_length)
             buckets.setdefault(length if self._batched else len(ids), []).append(i)
-        with self._lock, self._torch.inference_mode():
+        held = (
+            threads_held(self._torch, self.cpu_threads)
+            if self.cpu_threads is not None and self.device.type == "cpu"
+            else nullcontext()
+        )
+        with self._lock, self._torch.inference_mode(), held:
             for length in sorted(buckets):
                 members = buckets[length]
                 rows = max(1, min(self.batch_size, self.max_batch_tokens // length))
