@@ -29,7 +29,8 @@ from ene_core import (  # noqa: E402
     OracleOutOfMemoryError,
 )
 from ene_core.testing import make_tiny_nli_model  # noqa: E402
-from ene_core.verifiers.nli import DEVICE_ENV, _own_threads, label_indices  # noqa: E402
+from ene_core.verifiers.nli import DEVICE_ENV, label_indices  # noqa: E402
+from ene_core.verifiers.threads import own_threads  # noqa: E402
 
 PAIRS = [
     ("The cat sat on the mat. " * (i % 7 + 1) + "Paris is the capital.", f"The cat sat {i}.")
@@ -162,19 +163,21 @@ def test_oracles_with_other_thread_counts_never_change_them_under_each_other(
     assert set(one.model.threads) == {1} and set(two.model.threads) == {2}
 
 
-@pytest.mark.skipif(_own_threads() is None, reason="torch without MKL: the process-wide setting")
+@pytest.mark.skipif(own_threads() is None, reason="torch without MKL: the process-wide setting")
 def test_other_threads_keep_torchs_thread_count_during_a_call() -> None:
     """Torch's thread count is process-wide and read once per thread: ENE's passes hold their
     own count on their own threads, so a thread of the host that first uses torch while ENE
     scores still gets the host's count."""
     seen: list[int] = []
+    once = threading.Lock()  # passes run on several threads at once
 
     class FirstTorchCall(ThreadProbe):
         def forward(self, **kwargs):  # type: ignore[no-untyped-def]
-            if not seen:
-                host = threading.Thread(target=lambda: seen.append(torch.get_num_threads()))
-                host.start()
-                host.join()
+            with once:
+                if not seen:
+                    host = threading.Thread(target=lambda: seen.append(torch.get_num_threads()))
+                    host.start()
+                    host.join()
             return super().forward(**kwargs)
 
     before = torch.get_num_threads()

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import hashlib
 import logging
@@ -33,82 +32,10 @@ from .declared import read_declaration
 from .encoding import Encoded, PairEncoder
 from .protocol import EMBEDDED_RULES, Scores
 from .remote_code import check_remote_code
+from .threads import checked_cpu_threads, own_threads, threads_held
 from .windows import aggregate, premise_windows, single_text
 
 logger = logging.getLogger("ene")
-
-# Held while a deterministic CPU call sets torch's process-wide thread count (NLIOracle._threads,
-# where a thread cannot set its own), so that two oracles never change it under each other.
-_THREADS = threading.RLock()
-
-
-class _OwnThreads:
-    """Sets the calling thread's own OpenMP and MKL thread counts (torch's setting is
-    process-wide): :meth:`pin` gives what :meth:`unpin` sets back."""
-
-    def __init__(self, torch: Any, omp: Any, mkl: Any) -> None:
-        self.torch, self.omp, self.mkl = torch, omp, mkl
-
-    def pin(self, threads: int) -> tuple[int, int]:
-        before = self.torch.get_num_threads()  # also torch's per-thread setup, else it undoes ours
-        self.omp(threads)
-        return before, self.mkl(threads)  # MKL's: the thread's own count before (0: none)
-
-    def unpin(self, before: tuple[int, int]) -> None:
-        self.omp(before[0])
-        self.mkl(before[1])
-
-
-def checked_cpu_threads(value: Any) -> int | None:
-    """An oracle's ``cpu_threads``: a positive int or None, else :class:`InvalidInputError`."""
-    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-        raise InvalidInputError(f"cpu_threads must be a positive int or None, got {value!r}")
-    return value
-
-
-@contextmanager
-def threads_held(torch: Any, threads: int) -> Iterator[None]:
-    """The calling thread runs torch with ``threads`` threads until the block ends: with a count
-    of its own where it can hold one (:func:`_own_threads`), else with torch's process-wide count,
-    set back after the block (under a lock every oracle shares, so two never change it under
-    each other)."""
-    own = _own_threads()
-    if own is not None:
-        pinned = own.pin(threads)
-        try:
-            yield
-        finally:
-            own.unpin(pinned)
-        return
-    with _THREADS:
-        before = torch.get_num_threads()
-        if before != threads:
-            torch.set_num_threads(threads)
-        try:
-            yield
-        finally:
-            if torch.get_num_threads() != before:
-                torch.set_num_threads(before)
-
-
-@functools.cache
-def _own_threads() -> _OwnThreads | None:
-    """:class:`_OwnThreads` where torch links MKL and exports both runtimes' C interfaces (x86
-    Linux wheels); else None."""
-    import torch
-
-    library = Path(torch.__file__).parent / "lib" / "libtorch_cpu.so"
-    if not torch.backends.mkl.is_available() or not library.exists():
-        return None
-    try:
-        lib = ctypes.CDLL(str(library))
-        omp, mkl = lib.omp_set_num_threads, lib.MKL_Set_Num_Threads_Local
-    except (OSError, AttributeError):
-        return None
-    omp.argtypes, omp.restype = [ctypes.c_int], None
-    mkl.argtypes, mkl.restype = [ctypes.c_int], ctypes.c_int
-    return _OwnThreads(torch, omp, mkl)
-
 
 DEFAULT_MODEL_DIR = Path(__file__).parents[1] / "models" / "ene-nli-mini"
 DEVICE_ENV = "ENE_DEVICE"  # "cpu", "cuda", "cuda:1", ... or "auto"; the device= argument wins
@@ -459,7 +386,7 @@ class NLIOracle:
             yield 0
             return
         workers = self._torch.get_num_threads() // self.cpu_threads
-        if workers > 1 and _own_threads() is not None:  # each holds its own count
+        if workers > 1 and own_threads() is not None:  # each holds its own count
             yield workers
             return
         with threads_held(self._torch, self.cpu_threads):
@@ -481,7 +408,7 @@ class NLIOracle:
                 self._run_group(group, length, rows, tokens, lengths, done)
                 yield done
             return
-        torch, threads, own = self._torch, self.cpu_threads or 1, _own_threads()
+        torch, threads, own = self._torch, self.cpu_threads or 1, own_threads()
         if self._pool is None or self._pool_owner != (os.getpid(), workers, threads):
             if self._pool is not None and self._pool_owner[0] == os.getpid():
                 self._pool.shutdown(wait=False)

@@ -27,17 +27,10 @@ from pathlib import Path
 
 from ..errors import InvalidInputError, ModelNotFoundError, OracleError
 from .declared import read_declaration
-from .nli import (
-    _fingerprint,
-    _pick_device,
-    _pick_dtype,
-    _resolve,
-    _round_up,
-    checked_cpu_threads,
-    threads_held,
-)
+from .nli import _fingerprint, _pick_device, _pick_dtype, _resolve, _round_up
 from .protocol import Scores
 from .remote_code import check_remote_code
+from .threads import checked_cpu_threads, threads_held
 from .windows import token_offsets
 
 __all__ = ["DEFAULT_PROMPT", "Seq2SeqOracle"]
